@@ -1,0 +1,91 @@
+"""The provider interface: everything the server needs to know about one agent CLI.
+
+A provider is to an agent CLI what an httpx transport is to the network: one small
+interface, several implementations. The server owns tmux; a provider only says which
+command to launch, which keys get past first-run dialogs, and what the visible screen
+means. `detect_status` and `extract_last_message` are pure functions of text so they
+are tested on recorded screens without running anything.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from baton.status import TerminalStatus
+
+__all__ = ["AgentProfile", "LaunchSpec", "Provider", "TerminalContext"]
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """A role profile: markdown body plus front matter (`name`, `description`, `provider`)."""
+
+    name: str
+    description: str
+    instructions: str
+    provider: str | None = None
+
+
+@dataclass(frozen=True)
+class TerminalContext:
+    """What a provider may know about the terminal it runs in."""
+
+    terminal_id: str
+    working_directory: Path
+    profile: AgentProfile
+    # A private directory for this terminal: hook and notify outputs, the raw pane log
+    # (`pane.log`, everything the CLI wrote, escape sequences included), scratch files.
+    runtime_dir: Path
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """The command line that starts the CLI, and environment added to the pane."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Provider(ABC):
+    """One agent CLI: how to start it, read its screen, and stop it."""
+
+    name: ClassVar[str]
+    # tmux key names sent after the pasted message to submit it.
+    submit_keys: ClassVar[tuple[str, ...]] = ("Enter",)
+    # tmux key names (or literal text followed by "Enter") that ask the CLI to quit.
+    exit_keys: ClassVar[tuple[str, ...]] = ("C-d",)
+
+    @abstractmethod
+    def launch(self, ctx: TerminalContext) -> LaunchSpec:
+        """Return the command that starts the CLI with the role profile as its instructions."""
+
+    def startup_keys(self, screen: str) -> tuple[str, ...]:
+        """Keys that answer a first-run dialog shown on `screen`; empty when there is none."""
+        return ()
+
+    @abstractmethod
+    def detect_status(self, screen: str) -> TerminalStatus:
+        """Decide the status from the visible screen, as `tmux capture-pane -p` prints it."""
+
+    def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
+        """Combine native signals (hooks, notify, escape sequences) with the screen.
+
+        The default trusts the screen alone; providers whose CLI reports its own state
+        override this and document which signal wins.
+        """
+        return self.detect_status(screen)
+
+    @abstractmethod
+    def extract_last_message(self, history: str) -> str:
+        """The agent's last answer from the full scrollback text, without screen furniture."""
+
+    def last_message(self, history: str, ctx: TerminalContext) -> str:
+        """The last answer, from native records where the CLI keeps them, else the screen."""
+        return self.extract_last_message(history)
+
+    def cleanup(self, ctx: TerminalContext) -> None:
+        """Stop anything the CLI left running after its terminal is gone (daemons)."""
+        return None
