@@ -1,0 +1,1 @@
+"""The five built-in role profiles, as markdown files with front matter."""

@@ -1,0 +1,98 @@
+"""The built-in scripted agent as a provider: how to launch it and read its screen.
+
+The program (`baton.scripted_agent`) draws a few fixed shapes (see its `ui` module);
+status is read from the last non-blank lines of the visible screen only:
+
+- a `[y/n]` trust question last         -> waiting_user_answer
+- the working indicator last            -> processing
+- the prompt `›` last, after `─ Worked for Ns ─` -> completed
+- the prompt last, after `✗ Error: …`   -> error
+- the prompt last, anything else above  -> idle
+- anything else (starting, mid-draw)    -> processing
+"""
+
+from __future__ import annotations
+
+import sys
+
+from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.scripted_agent import ui
+from baton.server.screen import last_lines, normalize_screen
+from baton.status import TerminalStatus
+
+__all__ = ["ScriptedProvider"]
+
+_WRITTEN_TO = "(written to "
+
+
+class ScriptedProvider(Provider):
+    """Runs `python -m baton.scripted_agent` with the role profile as its instructions."""
+
+    name = "scripted"
+    submit_keys = ("Enter",)
+    exit_keys = ("C-u", "/exit", "Enter")
+
+    def launch(self, ctx: TerminalContext) -> LaunchSpec:
+        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+        instructions = ctx.runtime_dir / "instructions.md"
+        instructions.write_text(ctx.profile.instructions, encoding="utf-8")
+        return LaunchSpec(
+            argv=[
+                sys.executable,
+                "-m",
+                "baton.scripted_agent",
+                "--profile",
+                ctx.profile.name,
+                "--instructions",
+                str(instructions),
+                "--transcript-dir",
+                str(ctx.runtime_dir / "inputs"),
+            ],
+            env={"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"},
+        )
+
+    def startup_keys(self, screen: str) -> tuple[str, ...]:
+        lines = last_lines(screen, 1)
+        if lines and lines[-1].startswith(ui.TRUST_QUESTION):
+            return ("y",)
+        return ()
+
+    def detect_status(self, screen: str) -> TerminalStatus:
+        lines = last_lines(screen, 2)
+        if not lines:
+            return TerminalStatus.PROCESSING
+        last = lines[-1]
+        if last.startswith(ui.TRUST_QUESTION):
+            return TerminalStatus.WAITING_USER_ANSWER
+        if ui.WORKING_PATTERN.match(last):
+            return TerminalStatus.PROCESSING
+        if last == ui.PROMPT or last.startswith(ui.PROMPT + " "):
+            above = lines[-2] if len(lines) == 2 else ""
+            if ui.DONE_PATTERN.match(above):
+                return TerminalStatus.COMPLETED
+            if above.startswith(ui.ERROR_PREFIX):
+                return TerminalStatus.ERROR
+            return TerminalStatus.IDLE
+        return TerminalStatus.PROCESSING
+
+    def extract_last_message(self, history: str) -> str:
+        lines = normalize_screen(history).split("\n")
+        done = [i for i, line in enumerate(lines) if ui.DONE_PATTERN.match(line)]
+        errors = [i for i, line in enumerate(lines) if line.startswith(ui.ERROR_PREFIX)]
+        if errors and (not done or errors[-1] > done[-1]):
+            return lines[errors[-1]][len(ui.ERROR_PREFIX) :]
+        if not done:
+            return ""
+        end = done[-1]
+        start = next(
+            (i for i in range(end - 1, -1, -1) if lines[i].startswith(ui.ANSWER_BULLET)), None
+        )
+        if start is None:
+            return ""
+        block = [lines[start][len(ui.ANSWER_BULLET) :]]
+        indent = len(ui.ANSWER_INDENT)
+        for line in lines[start + 1 : end]:
+            block.append(line[indent:] if line.startswith(ui.ANSWER_INDENT) else line)
+        if block and block[-1].startswith(_WRITTEN_TO):
+            block.pop()
+        return "\n".join(block).strip("\n")

@@ -1,0 +1,250 @@
+"""The scripted agent's terminal program: prompt, working indicator, answer, prompt.
+
+It draws plain lines (no full-screen TUI) in raw mode with bracketed paste switched on,
+so what tmux shows is easy for a person and for `ScriptedProvider` to read:
+
+    Baton scripted agent · profile programmer · /work/project
+    › Fix the median function … [+41 lines]
+    ⠋ Working (3s · esc to interrupt)          <- while busy, redrawn in place
+    • PROGRAMMER_SUMMARY                        <- the answer
+      Files changed: …
+    ─ Worked for 3s ─
+    ›                                           <- at rest again
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import sys
+import termios
+import threading
+import time
+import tty
+from pathlib import Path
+
+from baton.scripted_agent import ui
+from baton.scripted_agent.keys import KeyParser
+from baton.scripted_agent.work import Outcome, RoleWorker
+
+__all__ = ["ScriptedAgent", "summarize"]
+
+_CLEAR_LINE = "\r\x1b[2K"
+_BRACKETED_PASTE_ON = "\x1b[?2004h"
+_BRACKETED_PASTE_OFF = "\x1b[?2004l"
+_KNOWN_EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+
+
+def summarize(text: str, width: int) -> str:
+    """One line standing for a message: its first line, cut to fit, and how many follow."""
+    lines = text.split("\n")
+    extra = len(lines) - 1
+    suffix = f" [+{extra} lines]" if extra else ""
+    first = lines[0].replace("\t", " ")
+    room = max(10, width - len(suffix) - 4)
+    if len(first) > room:
+        first = first[: room - 1] + "…"
+    return first + suffix
+
+
+class ScriptedAgent:
+    """One interactive session on a terminal (file descriptors `fd_in`, `fd_out`)."""
+
+    def __init__(
+        self,
+        *,
+        profile_name: str,
+        directory: Path,
+        transcript_dir: Path | None = None,
+        ask_trust: bool = False,
+        fd_in: int = 0,
+        fd_out: int = 1,
+    ) -> None:
+        self.profile_name = profile_name
+        self.directory = directory
+        self.transcript_dir = transcript_dir
+        self.ask_trust = ask_trust
+        self.fd_in = fd_in
+        self.fd_out = fd_out
+        self.worker = RoleWorker(directory)
+        self.parser = KeyParser()
+        self.buffer = ""
+        self.received = 0
+
+    # -- output ---------------------------------------------------------------------
+
+    def _write(self, text: str) -> None:
+        data = text.replace("\n", "\r\n").encode("utf-8")
+        while data:
+            written = os.write(self.fd_out, data)
+            data = data[written:]
+
+    def _width(self) -> int:
+        try:
+            return os.get_terminal_size(self.fd_out).columns
+        except OSError:
+            return shutil.get_terminal_size().columns
+
+    def _draw_prompt(self) -> None:
+        shown = summarize(self.buffer, self._width()) if self.buffer else ""
+        self._write(f"{_CLEAR_LINE}{ui.PROMPT} {shown}")
+
+    # -- main loop ------------------------------------------------------------------
+
+    def run(self) -> int:
+        saved = termios.tcgetattr(self.fd_in) if os.isatty(self.fd_in) else None
+        if saved is not None:
+            tty.setraw(self.fd_in)
+        try:
+            self._write(_BRACKETED_PASTE_ON)
+            self._write(
+                f"Baton scripted agent · profile {self.profile_name} · {self.directory}\n"
+                "Type a task and press Enter; /exit or Ctrl-D quits.\n\n"
+            )
+            if self.ask_trust and not self._trust_dialog():
+                return 1
+            return self._loop()
+        finally:
+            self._write(_BRACKETED_PASTE_OFF + "\n")
+            if saved is not None:
+                termios.tcsetattr(self.fd_in, termios.TCSADRAIN, saved)
+
+    def _read(self, timeout: float | None) -> bytes | None:
+        """Bytes from the keyboard; b"" at end of input; None when `timeout` passed."""
+        ready, _, _ = select.select([self.fd_in], [], [], timeout)
+        if not ready:
+            return None
+        return os.read(self.fd_in, 65536)
+
+    def _trust_dialog(self) -> bool:
+        self._write(f"{ui.TRUST_QUESTION} ")
+        while True:
+            data = self._read(None)
+            if not data:
+                return False
+            answer = data.decode("utf-8", "replace").strip().lower()
+            if answer.startswith("y"):
+                self._write("yes\n\n")
+                return True
+            if answer.startswith("n"):
+                self._write("no\n")
+                return False
+
+    def _loop(self) -> int:
+        self._draw_prompt()
+        while True:
+            data = self._read(None)
+            if not data:
+                return 0
+            for event in self.parser.feed(data):
+                if event.kind == "text":
+                    self.buffer += event.text
+                elif event.kind == "backspace":
+                    self.buffer = self.buffer[:-1]
+                elif event.kind in ("clear", "interrupt"):
+                    self.buffer = ""
+                elif event.kind == "eof":
+                    if not self.buffer:
+                        return 0
+                elif event.kind == "submit":
+                    message, self.buffer = self.buffer, ""
+                    if self._submit(message):
+                        return 0
+            self._draw_prompt()
+
+    # -- one turn -------------------------------------------------------------------
+
+    def _submit(self, message: str) -> bool:
+        """Handle one submitted message; True when the agent should quit."""
+        command = message.strip()
+        if not command:
+            return False
+        if command.startswith("/") and "\n" not in command:
+            # Slash commands: /exit and /quit leave, unknown ones are ignored quietly.
+            return command.split()[0] in _KNOWN_EXIT_COMMANDS
+        self._record(message)
+        # The echo and the first working frame go out in one write, so no screen ever
+        # shows the echoed message as if it were an idle prompt.
+        echo = summarize(message, self._width())
+        self._write(f"{_CLEAR_LINE}{ui.PROMPT} {echo}\n{ui.working_line(0, 0)}")
+        outcome, error, seconds = self._work(message)
+        self._write(_CLEAR_LINE)
+        if error is not None:
+            self._write(f"{ui.ERROR_PREFIX}{error}\n\n")
+            return False
+        assert outcome is not None
+        lines = outcome.answer.rstrip("\n").split("\n")
+        shown = [ui.ANSWER_BULLET + lines[0]] + [ui.ANSWER_INDENT + line for line in lines[1:]]
+        if outcome.written_to is not None:
+            shown.append(f"{ui.ANSWER_INDENT}(written to {outcome.written_to})")
+        self._write("\n".join(shown) + "\n" + ui.done_line(seconds) + "\n\n")
+        return False
+
+    def _work(self, message: str) -> tuple[Outcome | None, str | None, int]:
+        """Run the worker in a thread while the working indicator ticks."""
+        started = time.monotonic()
+        result: dict[str, object] = {}
+
+        def target() -> None:
+            try:
+                time.sleep(self.worker.work_seconds())
+                result["outcome"] = self.worker.handle(message)
+            except Exception as error:  # shown on screen as the error state
+                result["error"] = f"{type(error).__name__}: {error}"
+
+        thread = threading.Thread(target=target, daemon=True)
+        thread.start()
+        frame = 0
+        while thread.is_alive():
+            elapsed = int(time.monotonic() - started)
+            self._write(_CLEAR_LINE + ui.working_line(frame, elapsed))
+            frame += 1
+            data = self._read(0.1)
+            if data:  # type-ahead while busy goes to the next message
+                for event in self.parser.feed(data):
+                    if event.kind == "text":
+                        self.buffer += event.text
+        thread.join()
+        seconds = max(1, round(time.monotonic() - started))
+        error = result.get("error")
+        outcome = result.get("outcome")
+        return (
+            outcome if isinstance(outcome, Outcome) else None,
+            str(error) if error is not None else None,
+            seconds,
+        )
+
+    def _record(self, message: str) -> None:
+        """Keep each received message byte for byte (tests compare what arrived)."""
+        self.received += 1
+        if self.transcript_dir is None:
+            return
+        self.transcript_dir.mkdir(parents=True, exist_ok=True)
+        path = self.transcript_dir / f"{self.received:04d}.txt"
+        path.write_bytes(message.encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m baton.scripted_agent [--profile NAME] [--instructions FILE] …`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="baton-scripted-agent")
+    parser.add_argument("--profile", default="agent", help="role profile name (for the header)")
+    parser.add_argument("--instructions", type=Path, help="system prompt file (the profile)")
+    parser.add_argument("--transcript-dir", type=Path, help="keep every received message here")
+    parser.add_argument("--ask-trust", action="store_true", help="show a first-run dialog")
+    args = parser.parse_args(argv)
+    agent = ScriptedAgent(
+        profile_name=args.profile,
+        directory=Path.cwd(),
+        transcript_dir=args.transcript_dir,
+        ask_trust=args.ask_trust or os.environ.get("BATON_SCRIPTED_TRUST_DIALOG") == "1",
+    )
+    try:
+        return agent.run()
+    except KeyboardInterrupt:
+        return 130
+    except OSError as error:
+        print(f"baton-scripted-agent: {error}", file=sys.stderr)
+        return 1

@@ -1,0 +1,219 @@
+"""The real work behind the scripted agent's answers: patches, test runs, response files.
+
+The role comes from the response file named in the prompt, so any orchestrator that
+follows the file-handoff spec can drive the agent. What to change and how to test comes
+from `<working directory>/.baton/scenario.json`:
+
+    {"test_command": "python -m pytest -q",
+     "patches": [{"files": {"pkg/mod.py": "<full new content>"}}, ...],
+     "work_seconds": 1.0}
+
+The programmer applies `patches[k]` in the k-th round it works in (clamped to the last);
+the tester runs the test command and reports PASS or FAIL from its real exit code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from baton.scripted_agent import answers
+from baton.scripted_agent.answers import ResponseTarget
+
+__all__ = ["Outcome", "RoleWorker", "Scenario", "ScenarioError", "load_scenario"]
+
+SCENARIO_FILE = Path(".baton") / "scenario.json"
+DEFAULT_WORK_SECONDS = 0.5
+_TEST_COMMAND_LINE = re.compile(r"use this project test command:\s*(?P<cmd>.+?)\s*$", re.I | re.M)
+_OUTPUT_TAIL_LINES = 40
+_TEST_TIMEOUT_SECONDS = 1800
+
+
+class ScenarioError(ValueError):
+    """The scenario file exists but cannot be used; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    test_command: str | None = None
+    patches: tuple[dict[str, str], ...] = ()
+    work_seconds: float | None = None
+
+
+@dataclass
+class Outcome:
+    """What one prompt produced: the answer shown on screen and where it was written."""
+
+    answer: str
+    written_to: Path | None = None
+    files_changed: list[str] = field(default_factory=list)
+
+
+def load_scenario(directory: Path) -> Scenario | None:
+    """The scenario of the project in `directory`, or None when there is no scenario file."""
+    path = directory / SCENARIO_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ScenarioError(f"{path}: {error}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: expected a JSON object")
+    command = data.get("test_command")
+    if command is not None and not isinstance(command, str):
+        raise ScenarioError(f"{path}: test_command must be a string")
+    patches = []
+    for index, patch in enumerate(data.get("patches") or []):
+        files = patch.get("files") if isinstance(patch, dict) else None
+        if not isinstance(files, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+        ):
+            raise ScenarioError(f"{path}: patches[{index}].files must map paths to text")
+        patches.append(dict(files))
+    seconds = data.get("work_seconds")
+    if seconds is not None and not isinstance(seconds, int | float):
+        raise ScenarioError(f"{path}: work_seconds must be a number")
+    return Scenario(
+        test_command=command or None,
+        patches=tuple(patches),
+        work_seconds=float(seconds) if seconds is not None else None,
+    )
+
+
+class RoleWorker:
+    """Turns one prompt into one answer, remembering which round the programmer is in."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._round_index: int | None = None
+
+    def work_seconds(self) -> float:
+        """How long to look busy: BATON_SCRIPTED_WORK_SECONDS, the scenario, or a default."""
+        override = os.environ.get("BATON_SCRIPTED_WORK_SECONDS")
+        if override:
+            return float(override)
+        try:
+            scenario = load_scenario(self.directory)
+        except ScenarioError:
+            return DEFAULT_WORK_SECONDS
+        if scenario is not None and scenario.work_seconds is not None:
+            return max(0.0, scenario.work_seconds)
+        return DEFAULT_WORK_SECONDS
+
+    def handle(self, prompt: str) -> Outcome:
+        target = answers.find_response_target(prompt)
+        if target is None:
+            return Outcome(answer=_receipt(prompt))
+        scenario = load_scenario(self.directory)
+        key = target.role.output_key
+        files: list[str] = []
+        if key == "programmer":
+            files = self._apply_patch(prompt, scenario)
+            behaviour = (
+                f"applied the scenario patch for round {self._round_index + 1}."
+                if files
+                else "no scenario patch applies; nothing changed."
+            )
+            text = answers.programmer_answer(prompt, files_changed=files, behaviour=behaviour)
+        elif key == "tester":
+            text = self._run_test(prompt, scenario)
+        else:
+            text = answers.answer_for(target, prompt)
+        _write_atomically(target, text)
+        return Outcome(answer=text, written_to=target.path, files_changed=files)
+
+    # -- programmer ------------------------------------------------------------------
+
+    def _round_for(self, prompt: str) -> int:
+        """0 for the first round the programmer works in, 1 for the next, …"""
+        announced = answers.read_number(prompt, "Round")
+        cycle = answers.read_number(prompt, "Programmer review cycle")
+        if announced is not None:
+            index = max(0, announced - 1)
+        elif self._round_index is None:
+            index = 0
+        elif "ANALYST_SUMMARY" in prompt and cycle in (None, 1):
+            index = self._round_index + 1  # the full analyst output opens a new round
+        else:
+            index = self._round_index
+        self._round_index = index
+        return index
+
+    def _apply_patch(self, prompt: str, scenario: Scenario | None) -> list[str]:
+        index = self._round_for(prompt)
+        if scenario is None or not scenario.patches:
+            return []
+        files = scenario.patches[min(index, len(scenario.patches) - 1)]
+        root = self.directory.resolve()
+        for relative, content in files.items():
+            path = (root / relative).resolve()
+            if root not in path.parents:
+                raise ScenarioError(f"patch path escapes the project: {relative!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            temporary.write_text(content, encoding="utf-8")
+            os.replace(temporary, path)
+        return list(files)
+
+    # -- tester -----------------------------------------------------------------------
+
+    def _run_test(self, prompt: str, scenario: Scenario | None) -> str:
+        command = scenario.test_command if scenario else None
+        if not command:
+            found = _TEST_COMMAND_LINE.findall(prompt)
+            command = found[-1].strip("`'\". ") if found else None
+        if not command:
+            return answers.tester_answer(
+                passed=False,
+                commands=[],
+                output="no test command: no .baton/scenario.json and no "
+                "'use this project test command:' line in the prompt",
+                failed_criteria="the scenario test could not be run.",
+                next_fix="give the project test command.",
+            )
+        try:
+            completed = subprocess.run(
+                command,
+                shell=True,
+                cwd=self.directory,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=_TEST_TIMEOUT_SECONDS,
+                check=False,
+            )
+            output = completed.stdout.decode("utf-8", "replace")
+            code = completed.returncode
+        except subprocess.TimeoutExpired:
+            output, code = f"timed out after {_TEST_TIMEOUT_SECONDS}s", -1
+        tail = "\n".join(output.strip().splitlines()[-_OUTPUT_TAIL_LINES:])
+        return answers.tester_answer(
+            passed=code == 0,
+            commands=[command],
+            output=f"{tail}\nexit code: {code}",
+            failed_criteria=f"the test command exited with code {code}.",
+            next_fix="fix the failures shown in the output above.",
+        )
+
+
+def _receipt(prompt: str) -> str:
+    digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    lines = prompt.count("\n") + 1
+    return (
+        f"Received {lines} line(s), {len(prompt)} character(s), sha256 {digest}.\n"
+        "No response file was named, so there is nothing to hand over."
+    )
+
+
+def _write_atomically(target: ResponseTarget, text: str) -> None:
+    """Temp file in the same directory, then rename: readers never see half an answer."""
+    target.path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.path.with_name(f".{target.path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    os.replace(temporary, target.path)

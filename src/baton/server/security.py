@@ -1,0 +1,90 @@
+"""Who may talk to the server: loopback hosts, loopback origins, optional bearer token.
+
+A server that types into agent CLIs is a remote shell. Three checks keep it local:
+the Host header must name a loopback host (stops DNS rebinding), a state-changing
+request carrying an Origin must come from a loopback page (stops a web page from typing
+into an agent), and when a token is configured every request but `/health` must carry it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = ["LOOPBACK_HOSTS", "LocalOnlyMiddleware", "is_loopback_host", "split_host"]
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_OPEN_PATHS = frozenset({"/health"})
+
+
+def split_host(value: str) -> str:
+    """The host part of a Host header value (`[::1]:9889` -> `::1`), lower-cased."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    if value.count(":") == 1:
+        return value.split(":", 1)[0]
+    return value
+
+
+def is_loopback_host(host: str, extra: Iterable[str] = ()) -> bool:
+    """True for `localhost`, `*.localhost`, loopback IP literals and explicitly bound hosts."""
+    host = host.rstrip(".")
+    if host in LOOPBACK_HOSTS or host.endswith(".localhost") or host in extra:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class LocalOnlyMiddleware:
+    """Reject foreign Host and Origin headers and, when a token is set, missing tokens."""
+
+    def __init__(self, app: ASGIApp, *, token: str | None, extra_hosts: Iterable[str] = ()):
+        self.app = app
+        self.token = token or None
+        self.extra_hosts = frozenset(h.lower() for h in extra_hosts if h)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        problem = self._check(scope, headers)
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        status, detail = problem
+        body = json.dumps({"detail": detail}).encode("utf-8")
+        response_headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        if status == 401:
+            response_headers.append((b"www-authenticate", b"Bearer"))
+        await send({"type": "http.response.start", "status": status, "headers": response_headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def _check(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        host = split_host(headers.get("host", ""))
+        if not is_loopback_host(host, self.extra_hosts):
+            return 403, f"host {headers.get('host', '')!r} is not allowed (loopback only)"
+        origin = headers.get("origin")
+        if origin is not None and scope["method"] not in _SAFE_METHODS:
+            origin_host = urlsplit(origin).hostname or ""
+            if not is_loopback_host(origin_host.lower(), self.extra_hosts):
+                return 403, f"origin {origin!r} is not allowed (loopback only)"
+        if self.token and scope["path"] not in _OPEN_PATHS:
+            scheme, _, given = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not secrets.compare_digest(
+                given.strip().encode(), self.token.encode()
+            ):
+                return 401, "missing or wrong bearer token (set BATON_TOKEN)"
+        return None

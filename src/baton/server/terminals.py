@@ -1,0 +1,376 @@
+"""The terminal service: create, type into, read, exit and delete agent terminals.
+
+One API session is one tmux session; one terminal is one window running one agent CLI.
+The service joins the three things that know about a terminal — the registry (what
+exists), tmux (the pane) and the provider (what the screen means) — and turns every
+failure into a ServerError the API maps to an HTTP status.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baton.errors import (
+    BadRequestError,
+    InputNotAcceptedError,
+    NotFoundError,
+    TerminalExitedError,
+)
+from baton.providers import Provider, TerminalContext, get_provider
+from baton.providers.base import AgentProfile
+from baton.server.profiles import ProfileStore
+from baton.server.registry import Registry, TerminalRecord
+from baton.server.screen import normalize_screen
+from baton.server.tmux import TmuxServer, kill_process_tree
+from baton.status import TerminalStatus
+
+__all__ = ["DEFAULT_PROVIDER", "ServiceTimings", "TerminalService"]
+
+# CAO falls back to its own Kiro/Q CLI, which Baton does not drive; Codex is ours.
+DEFAULT_PROVIDER = "codex"
+SESSION_PREFIX = "baton-"
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class ServiceTimings:
+    """How long the service waits for a CLI; bounded so no request hangs forever."""
+
+    startup_timeout: float = 30.0  # first-run dialogs until a resting status
+    accept_timeout: float = 10.0  # the screen must change after input is submitted
+    submit_delay: float = 0.1  # between the paste and the submit keys
+
+
+class TerminalService:
+    """Terminals and sessions over a private tmux server and a sqlite registry."""
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        tmux: TmuxServer,
+        profiles: ProfileStore,
+        state_dir: Path,
+        environment: Mapping[str, str] | None = None,
+        timings: ServiceTimings | None = None,
+    ) -> None:
+        self.registry = registry
+        self.tmux = tmux
+        self.profiles = profiles
+        self.state_dir = state_dir
+        self.environment = dict(os.environ if environment is None else environment)
+        self.timings = timings or ServiceTimings()
+        self._providers: dict[str, Provider] = {}
+        self._contexts: dict[str, TerminalContext] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    # -- creation -------------------------------------------------------------------
+
+    def create_terminal(
+        self,
+        *,
+        agent_profile: str,
+        provider: str | None = None,
+        working_directory: str | None = None,
+        session_name: str | None = None,
+        new_session: bool,
+    ) -> dict[str, Any]:
+        """Start a CLI in a new window (and session); wait until it rests; describe it."""
+        profile = self.profiles.load(agent_profile)
+        provider_name = provider or profile.provider or DEFAULT_PROVIDER
+        provider_impl = get_provider(provider_name)
+        directory = self._working_directory(working_directory)
+        with self._guard:
+            session = self._claim_session(session_name, new_session=new_session)
+            terminal_id = self._new_terminal_id()
+            runtime_dir = self.state_dir / "terminals" / terminal_id
+            runtime_dir.mkdir(parents=True, exist_ok=True)
+            ctx = TerminalContext(
+                terminal_id=terminal_id,
+                working_directory=directory,
+                profile=profile,
+                runtime_dir=runtime_dir,
+            )
+            spec = provider_impl.launch(ctx)
+            env = {
+                **self.environment,
+                **spec.env,
+                "BATON_TERMINAL_ID": terminal_id,
+                "CAO_TERMINAL_ID": terminal_id,
+            }
+            window = self.tmux.create_window(
+                session=session,
+                window_name=f"{profile.name}-{terminal_id[:4]}",
+                new_session=new_session,
+                working_directory=directory,
+                argv=spec.argv,
+                env=env,
+                pane_log=runtime_dir / "pane.log",
+                gate_file=runtime_dir / ".launch-gate",
+            )
+            record = TerminalRecord(
+                id=terminal_id,
+                name=f"{profile.name}-{terminal_id[:4]}",
+                session_name=session,
+                provider=provider_name,
+                agent_profile=profile.name,
+                working_directory=str(directory),
+                window_id=window.window_id,
+                pane_id=window.pane_id,
+                runtime_dir=str(runtime_dir),
+                created_at=time.time(),
+            )
+            if new_session:
+                self.registry.add_session(session)
+            self.registry.add_terminal(record)
+            self._providers[terminal_id] = provider_impl
+            self._contexts[terminal_id] = ctx
+        self._settle(record)
+        return self.describe(record)
+
+    def _working_directory(self, requested: str | None) -> Path:
+        directory = Path(requested).expanduser() if requested else Path.cwd()
+        if not directory.is_absolute():
+            raise BadRequestError(f"working_directory must be absolute: {requested!r}")
+        if not directory.is_dir():
+            raise BadRequestError(f"working_directory is not a directory: {requested!r}")
+        return directory.resolve()
+
+    def _claim_session(self, session_name: str | None, *, new_session: bool) -> str:
+        if not new_session:
+            if session_name is None or self.registry.get_session(session_name) is None:
+                raise NotFoundError(f"session {session_name!r} not found")
+            if not self.tmux.has_session(session_name):
+                raise NotFoundError(f"session {session_name!r} no longer exists in tmux")
+            return session_name
+        if session_name is None:
+            session_name = SESSION_PREFIX + secrets.token_hex(4)
+            while self.registry.get_session(session_name) is not None:
+                session_name = SESSION_PREFIX + secrets.token_hex(4)
+        if not _SESSION_NAME.match(session_name):
+            raise BadRequestError(
+                f"invalid session_name {session_name!r} (letters, digits, '_' and '-' only)"
+            )
+        if self.registry.get_session(session_name) is not None or self.tmux.has_session(
+            session_name
+        ):
+            raise BadRequestError(f"session {session_name!r} already exists")
+        return session_name
+
+    def _new_terminal_id(self) -> str:
+        while True:
+            terminal_id = secrets.token_hex(4)
+            if not self.registry.has_terminal(terminal_id):
+                return terminal_id
+
+    def _settle(self, record: TerminalRecord) -> None:
+        """Answer first-run dialogs until the provider reports a resting status (bounded)."""
+        provider, ctx = self._provider(record)
+        deadline = time.monotonic() + self.timings.startup_timeout
+        while time.monotonic() < deadline:
+            if self.tmux.pane_state(record.pane_id).dead:
+                return
+            screen = self._screen(record)
+            keys = provider.startup_keys(screen)
+            if keys:
+                self.tmux.send_keys(record.pane_id, keys)
+                time.sleep(0.3)
+                continue
+            if provider.status(screen, ctx).is_at_rest:
+                return
+            time.sleep(_POLL_SECONDS * 2)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def record(self, terminal_id: str) -> TerminalRecord:
+        record = self.registry.get_terminal(terminal_id)
+        if record is None:
+            raise NotFoundError(f"terminal {terminal_id!r} not found")
+        return record
+
+    def get_terminal(self, terminal_id: str) -> dict[str, Any]:
+        return self.describe(self.record(terminal_id))
+
+    def describe(self, record: TerminalRecord) -> dict[str, Any]:
+        """The terminal as the CAO API shows it, with its live status."""
+        return {
+            "id": record.id,
+            "name": record.name,
+            "provider": record.provider,
+            "session_name": record.session_name,
+            "agent_profile": record.agent_profile,
+            "status": str(self.status(record)),
+            "working_directory": record.working_directory,
+            "tmux_session": record.session_name,
+            "tmux_window": record.name,
+            "last_active": None,
+        }
+
+    def status(self, record: TerminalRecord) -> TerminalStatus:
+        """`error` once the CLI has exited; otherwise what the provider reads on screen."""
+        state = self.tmux.pane_state(record.pane_id)
+        if not state.exists or state.dead:
+            return TerminalStatus.ERROR
+        provider, ctx = self._provider(record)
+        return provider.status(self._screen(record), ctx)
+
+    def get_output(self, terminal_id: str, mode: str) -> str:
+        record = self.record(terminal_id)
+        if not self.tmux.pane_state(record.pane_id).exists:
+            return ""
+        history = normalize_screen(self.tmux.capture(record.pane_id, history=True))
+        if mode == "full":
+            return history
+        provider, ctx = self._provider(record)
+        return provider.last_message(history, ctx)
+
+    def _screen(self, record: TerminalRecord) -> str:
+        return normalize_screen(self.tmux.capture(record.pane_id))
+
+    # -- input and exit -------------------------------------------------------------------
+
+    def send_input(self, terminal_id: str, message: str) -> None:
+        """Paste `message`, submit it, and confirm the CLI took it (its screen changed)."""
+        record = self.record(terminal_id)
+        provider, _ = self._provider(record)
+        with self._lock_for(terminal_id):
+            self._require_alive(record)
+            before = self._screen(record)
+            if message:
+                self.tmux.paste(record.pane_id, message)
+                time.sleep(self.timings.submit_delay)
+                self._require_alive(record)
+            self.tmux.send_keys(record.pane_id, provider.submit_keys)
+            deadline = time.monotonic() + self.timings.accept_timeout
+            while time.monotonic() < deadline:
+                if self._screen(record) != before:
+                    return
+                self._require_alive(record)
+                time.sleep(_POLL_SECONDS)
+            raise InputNotAcceptedError(
+                f"terminal {terminal_id}: the CLI did not take the input "
+                f"(screen unchanged after {self.timings.accept_timeout:g}s)"
+            )
+
+    def exit_terminal(self, terminal_id: str) -> None:
+        """Ask the CLI to quit with its own exit keys; nothing is typed once it has exited."""
+        record = self.record(terminal_id)
+        provider, _ = self._provider(record)
+        with self._lock_for(terminal_id):
+            state = self.tmux.pane_state(record.pane_id)
+            if state.exists and not state.dead:
+                self.tmux.send_keys(record.pane_id, provider.exit_keys)
+
+    def _require_alive(self, record: TerminalRecord) -> None:
+        state = self.tmux.pane_state(record.pane_id)
+        if not state.exists or state.dead:
+            raise TerminalExitedError(
+                f"terminal {record.id}: the agent CLI has exited; input refused"
+            )
+
+    # -- deletion -----------------------------------------------------------------------
+
+    def delete_terminal(self, terminal_id: str) -> None:
+        record = self.record(terminal_id)
+        self._destroy(record)
+        self.registry.remove_terminal(terminal_id)
+        if not self.registry.terminals(record.session_name):
+            self.tmux.kill_session(record.session_name)
+            self.registry.remove_session(record.session_name)
+
+    def _destroy(self, record: TerminalRecord) -> None:
+        """Stop the CLI, whatever it started, and its window."""
+        provider, ctx = self._provider(record)
+        try:
+            provider.cleanup(ctx)
+        finally:
+            state = self.tmux.pane_state(record.pane_id)
+            if state.pid is not None:
+                kill_process_tree(state.pid)
+            self.tmux.kill_window(record.window_id)
+            with self._guard:
+                self._providers.pop(record.id, None)
+                self._contexts.pop(record.id, None)
+                self._locks.pop(record.id, None)
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        live = self._tmux_sessions()
+        return [self._session_summary(s.name, live) for s in self.registry.sessions()]
+
+    def get_session(self, name: str) -> dict[str, Any]:
+        if self.registry.get_session(name) is None:
+            raise NotFoundError(f"session {name!r} not found")
+        return {
+            "session": self._session_summary(name, self._tmux_sessions()),
+            "terminals": self.session_terminals(name),
+        }
+
+    def session_terminals(self, name: str) -> list[dict[str, Any]]:
+        if self.registry.get_session(name) is None:
+            raise NotFoundError(f"session {name!r} not found")
+        return [self.describe(record) for record in self.registry.terminals(name)]
+
+    def delete_session(self, name: str) -> None:
+        if self.registry.get_session(name) is None:
+            raise NotFoundError(f"session {name!r} not found")
+        for record in self.registry.terminals(name):
+            self._destroy(record)
+        self.tmux.kill_session(name)
+        self.registry.remove_session(name)
+
+    def _tmux_sessions(self) -> dict[str, bool]:
+        """Live tmux session name -> whether a client is attached."""
+        output = self.tmux.run(
+            "list-sessions", "-F", "#{session_name}|#{session_attached}", check=False
+        )
+        live: dict[str, bool] = {}
+        for line in output.splitlines():
+            name, _, attached = line.partition("|")
+            live[name] = attached not in ("", "0")
+        return live
+
+    @staticmethod
+    def _session_summary(name: str, live: Mapping[str, bool]) -> dict[str, Any]:
+        status = "terminated" if name not in live else "active" if live[name] else "detached"
+        return {"id": name, "name": name, "status": status}
+
+    # -- per-terminal objects ---------------------------------------------------------------
+
+    def _provider(self, record: TerminalRecord) -> tuple[Provider, TerminalContext]:
+        """The provider and context of a terminal, rebuilt after a server restart."""
+        with self._guard:
+            provider = self._providers.get(record.id)
+            ctx = self._contexts.get(record.id)
+            if provider is None or ctx is None:
+                provider = get_provider(record.provider)
+                ctx = TerminalContext(
+                    terminal_id=record.id,
+                    working_directory=Path(record.working_directory),
+                    profile=self._profile_or_stub(record.agent_profile),
+                    runtime_dir=Path(record.runtime_dir),
+                )
+                self._providers[record.id] = provider
+                self._contexts[record.id] = ctx
+            return provider, ctx
+
+    def _profile_or_stub(self, name: str) -> AgentProfile:
+        try:
+            return self.profiles.load(name)
+        except BadRequestError:
+            return AgentProfile(name=name, description="", instructions="")
+
+    def _lock_for(self, terminal_id: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(terminal_id, threading.Lock())

@@ -1,0 +1,296 @@
+"""The only module that talks to tmux: a private tmux server on its own socket.
+
+Every call goes through the tmux CLI with `-S <socket>`, so the user's own tmux is never
+touched. The server is configured once (a config file passed with `-f`) so that panes
+stay after their command exits (`remain-on-exit`, read back as `#{pane_dead}`), history is
+long and windows are wide enough that agent TUIs don't wrap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from baton.errors import TmuxError
+
+__all__ = [
+    "DEFAULT_COLUMNS",
+    "DEFAULT_ROWS",
+    "PaneState",
+    "TmuxServer",
+    "WindowRef",
+    "kill_process_tree",
+]
+
+DEFAULT_COLUMNS = 200
+DEFAULT_ROWS = 50
+HISTORY_LIMIT = 200_000
+
+# The pane runs this tiny shell first: it waits until the server has attached the pane log
+# (the flag file appears), then replaces itself with the CLI, so the log misses nothing
+# and no shell is left behind once the CLI runs.
+_GATE_SCRIPT = (
+    'i=0; while [ ! -e "$0" ] && [ "$i" -lt 400 ]; do sleep 0.025; i=$((i+1)); done; '
+    'rm -f "$0"; exec "$@"'
+)
+# Variables describing the calling terminal or tmux client; a pane must not inherit them.
+_ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
+
+_CONFIG = f"""\
+set -g remain-on-exit on
+set -g history-limit {HISTORY_LIMIT}
+set -g default-size {DEFAULT_COLUMNS}x{DEFAULT_ROWS}
+set -g status off
+set -g escape-time 0
+set -g exit-empty off
+"""
+
+
+@dataclass(frozen=True)
+class WindowRef:
+    """A window the server created: tmux's stable ids for it and its single pane."""
+
+    window_id: str
+    pane_id: str
+
+
+@dataclass(frozen=True)
+class PaneState:
+    """Liveness of a pane's command."""
+
+    exists: bool
+    dead: bool
+    pid: int | None
+    exit_status: int | None
+
+
+class TmuxServer:
+    """A private tmux server addressed by its socket path."""
+
+    def __init__(self, socket_path: Path, config_path: Path) -> None:
+        self.socket_path = socket_path
+        self.config_path = config_path
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def _command(self, args: Sequence[str]) -> list[str]:
+        return ["tmux", "-S", str(self.socket_path), "-f", str(self.config_path), *args]
+
+    def run(self, *args: str, input_bytes: bytes | None = None, check: bool = True) -> str:
+        """Run one tmux command; raise TmuxError naming it when it fails."""
+        self._ensure_config()
+        completed = subprocess.run(
+            self._command(args),
+            input=input_bytes,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        if check and completed.returncode != 0:
+            message = completed.stderr.decode("utf-8", "replace").strip()
+            raise TmuxError(f"tmux {args[0]} failed: {message or completed.returncode}")
+        return completed.stdout.decode("utf-8", "replace")
+
+    def _ensure_config(self) -> None:
+        if not self.config_path.exists():
+            self.config_path.parent.mkdir(parents=True, exist_ok=True)
+            self.config_path.write_text(_CONFIG, encoding="utf-8")
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+
+    def is_running(self) -> bool:
+        """True when a tmux server answers on the socket."""
+        return self.socket_path.exists() and self.run("list-sessions", check=False) != ""
+
+    # -- sessions and windows -----------------------------------------------------------
+
+    def has_session(self, name: str) -> bool:
+        self._ensure_config()
+        completed = subprocess.run(
+            self._command(["has-session", "-t", f"={name}"]),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        return completed.returncode == 0
+
+    def session_names(self) -> list[str]:
+        output = self.run("list-sessions", "-F", "#{session_name}", check=False)
+        return [line for line in output.splitlines() if line]
+
+    def create_window(
+        self,
+        *,
+        session: str,
+        window_name: str,
+        new_session: bool,
+        working_directory: Path,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        pane_log: Path,
+        gate_file: Path,
+    ) -> WindowRef:
+        """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
+
+        The command is executed directly (no shell stays around it), with `env` as its
+        environment, in `working_directory`.
+        """
+        env_args: list[str] = []
+        for key, value in env.items():
+            if key in _ENV_SKIP or "=" in key or not key:
+                continue
+            env_args += ["-e", f"{key}={value}"]
+        gated = ["/bin/sh", "-c", _GATE_SCRIPT, str(gate_file), *argv]
+        if new_session:
+            head = [
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-n",
+                window_name,
+                "-x",
+                str(DEFAULT_COLUMNS),
+                "-y",
+                str(DEFAULT_ROWS),
+            ]
+        else:
+            head = ["new-window", "-d", "-t", f"={session}:", "-n", window_name]
+        output = self.run(
+            *head,
+            "-P",
+            "-F",
+            "#{window_id} #{pane_id}",
+            "-c",
+            str(working_directory),
+            *env_args,
+            "--",
+            *gated,
+        )
+        window_id, pane_id = output.split()
+        try:
+            pane_log.parent.mkdir(parents=True, exist_ok=True)
+            pane_log.touch()
+            self.run("pipe-pane", "-o", "-t", pane_id, f"cat >> {shlex.quote(str(pane_log))}")
+        finally:
+            gate_file.parent.mkdir(parents=True, exist_ok=True)
+            gate_file.touch()
+        return WindowRef(window_id=window_id, pane_id=pane_id)
+
+    def pane_state(self, pane_id: str) -> PaneState:
+        """Whether the pane exists, whether its command has exited, its pid and exit status."""
+        output = self.run(
+            "display-message",
+            "-p",
+            "-t",
+            pane_id,
+            "#{pane_id}|#{pane_dead}|#{pane_pid}|#{pane_dead_status}",
+            check=False,
+        ).strip()
+        parts = output.split("|")
+        if len(parts) != 4 or parts[0] != pane_id:
+            return PaneState(exists=False, dead=True, pid=None, exit_status=None)
+        _, dead, pid, status = parts
+        return PaneState(
+            exists=True,
+            dead=dead == "1",
+            pid=int(pid) if pid.isdigit() else None,
+            exit_status=int(status) if status.lstrip("-").isdigit() else None,
+        )
+
+    def kill_window(self, window_id: str) -> None:
+        self.run("kill-window", "-t", window_id, check=False)
+
+    def kill_session(self, name: str) -> None:
+        self.run("kill-session", "-t", f"={name}", check=False)
+
+    def kill_server(self) -> None:
+        if self.socket_path.exists():
+            self.run("kill-server", check=False)
+
+    # -- screen and input -------------------------------------------------------------
+
+    def capture(self, pane_id: str, *, history: bool = False) -> str:
+        """The visible screen, or the whole scrollback when `history` is set (lines joined)."""
+        args = ["capture-pane", "-p", "-t", pane_id]
+        if history:
+            args += ["-J", "-S", "-", "-E", "-"]
+        return self.run(*args)
+
+    def paste(self, pane_id: str, text: str) -> None:
+        """Deliver `text` as one paste (bracketed when the program asked for it)."""
+        buffer_name = f"baton-{os.getpid()}-{time.monotonic_ns()}"
+        self.run("load-buffer", "-b", buffer_name, "-", input_bytes=text.encode("utf-8"))
+        try:
+            self.run("paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane_id)
+        finally:
+            self.run("delete-buffer", "-b", buffer_name, check=False)
+
+    def send_keys(self, pane_id: str, keys: Sequence[str]) -> None:
+        """Send tmux key names (Enter, C-d, Escape) or literal words, in order."""
+        for key in keys:
+            self.run("send-keys", "-t", pane_id, key)
+
+
+def kill_process_tree(root_pid: int, *, grace_seconds: float = 2.0) -> None:
+    """SIGTERM, then SIGKILL, every process in `root_pid`'s session and its descendants.
+
+    A pane's command leads its own session, so daemons that double-fork stay findable
+    by session id even after they leave the parent chain.
+    """
+    targets = _session_and_descendants(root_pid)
+    for pid in targets:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline and any(_alive(pid) for pid in targets):
+        time.sleep(0.05)
+    for pid in targets:
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
+
+
+def _session_and_descendants(root_pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    sessions: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        sessions[pid] = int(fields[3])
+    found = {pid for pid, sid in sessions.items() if sid == root_pid}
+    if root_pid in parents:
+        found.add(root_pid)
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                changed = True
+    found.discard(os.getpid())
+    return sorted(found)
+
+
+def _signal(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2 :].split()[0] != "Z"

@@ -1,0 +1,208 @@
+"""A real `baton serve` subprocess for tests, with everything it starts cleaned up.
+
+`running_baton_server(tmp_path)` starts the server on a free 127.0.0.1 port with its own
+state directory and private tmux socket, waits for `/health`, and on exit — pass or
+fail — stops the server, kills the private tmux server, and kills every process that
+carries this server's marker in its environment (agent CLIs, test runs, daemons).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+__all__ = ["ServerProcess", "free_port", "kill_marked_processes", "running_baton_server"]
+
+MARKER_VARIABLE = "BATON_TEST_MARKER"
+_STARTUP_SECONDS = 30.0
+
+
+def free_port() -> int:
+    """A port nobody listens on right now (the kernel's pick)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class ServerProcess:
+    """A running `baton serve` and the private tmux server behind it."""
+
+    state_dir: Path
+    tmux_socket: Path
+    log_path: Path
+    env: dict[str, str]
+    profiles_dir: Path | None = None
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The Authorization header when the server runs with BATON_TOKEN, else nothing."""
+        token = self.env.get("BATON_TOKEN")
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def client(self, **kwargs: object) -> httpx.Client:
+        """An httpx client bound to the server (token included when one is set)."""
+        return httpx.Client(base_url=self.base_url, headers=self.headers, timeout=60, **kwargs)  # type: ignore[arg-type]
+
+    def tmux(self, *args: str) -> str:
+        """Run a tmux command against the private socket; its stdout."""
+        completed = subprocess.run(
+            ["tmux", "-S", str(self.tmux_socket), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        return completed.stdout
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def start(self) -> None:
+        """Start the server (again) on a fresh free port and wait for /health."""
+        for _attempt in range(3):
+            self.port = free_port()
+            command = [
+                sys.executable,
+                "-m",
+                "baton",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--state-dir",
+                str(self.state_dir),
+            ]
+            if self.profiles_dir is not None:
+                command += ["--profiles-dir", str(self.profiles_dir)]
+            with self.log_path.open("ab") as log:
+                self.process = subprocess.Popen(
+                    command,
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            if self._wait_healthy():
+                return
+            self.stop()
+        raise RuntimeError(f"baton serve did not become healthy; log:\n{self.log()}")
+
+    def _wait_healthy(self) -> bool:
+        deadline = time.monotonic() + _STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                return False
+            try:
+                if httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        return False
+
+    def stop(self) -> None:
+        """Stop the server process group (SIGTERM, then SIGKILL); tmux stays up."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+    def restart(self) -> None:
+        """Stop the server and start a new one on the same state dir and tmux socket."""
+        self.stop()
+        self.start()
+
+
+def kill_marked_processes(marker: str) -> list[int]:
+    """SIGKILL every process whose environment carries `MARKER_VARIABLE=marker`."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    killed = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
+@contextlib.contextmanager
+def running_baton_server(
+    tmp_path: Path,
+    *,
+    env: dict[str, str] | None = None,
+    profiles_dir: Path | None = None,
+) -> Iterator[ServerProcess]:
+    """Run `baton serve` for the duration of the block; leave nothing behind."""
+    marker = uuid.uuid4().hex
+    # Unix socket paths are short (~107 bytes), tmp_path may not be: keep it under /tmp.
+    socket_dir = Path(tempfile.mkdtemp(prefix="baton-tmux-"))
+    state_dir = tmp_path / "baton-state"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    server_env = {
+        **os.environ,
+        "BATON_TMUX_SOCKET": str(socket_dir / "tmux.sock"),
+        "BATON_STATE_DIR": str(state_dir),
+        "BATON_SCRIPTED_WORK_SECONDS": "0.3",
+        MARKER_VARIABLE: marker,
+        **(env or {}),
+    }
+    for name in ("TMUX", "TMUX_PANE"):
+        server_env.pop(name, None)
+    server = ServerProcess(
+        state_dir=state_dir,
+        tmux_socket=socket_dir / "tmux.sock",
+        log_path=tmp_path / "baton-serve.log",
+        env=server_env,
+        profiles_dir=profiles_dir,
+    )
+    try:
+        server.start()
+        yield server
+    finally:
+        try:
+            server.stop()
+        finally:
+            subprocess.run(
+                ["tmux", "-S", str(server.tmux_socket), "kill-server"],
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+            kill_marked_processes(marker)
+            shutil.rmtree(socket_dir, ignore_errors=True)
