@@ -24,7 +24,13 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["ServerProcess", "free_port", "kill_marked_processes", "running_baton_server"]
+__all__ = [
+    "ServerProcess",
+    "free_port",
+    "kill_marked_processes",
+    "running_baton_server",
+    "wait_for_status",
+]
 
 MARKER_VARIABLE = "BATON_TEST_MARKER"
 _STARTUP_SECONDS = 30.0
@@ -73,6 +79,19 @@ class ServerProcess:
             check=False,
         )
         return completed.stdout
+
+    def pane_ids(self) -> list[str]:
+        """The ids (`%N`) of every pane in the private tmux server, oldest first."""
+        return self.tmux("list-panes", "-a", "-F", "#{pane_id}").split()
+
+    def pane_pid(self, pane_id: str | None = None) -> int:
+        """The pid of a pane's command (the newest pane when none is named)."""
+        target = pane_id or self.pane_ids()[-1]
+        return int(self.tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
+
+    def screen(self, pane_id: str | None = None) -> str:
+        """The visible screen of a pane (the newest pane when none is named)."""
+        return self.tmux("capture-pane", "-p", "-t", pane_id or self.pane_ids()[-1])
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -206,3 +225,17 @@ def running_baton_server(
             )
             kill_marked_processes(marker)
             shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+def wait_for_status(
+    client: httpx.Client, terminal_id: str, wanted: set[str], *, timeout: float = 30.0
+) -> str:
+    """Poll `GET /terminals/{id}` until its status is one of `wanted`; the last status seen."""
+    deadline = time.monotonic() + timeout
+    status = ""
+    while time.monotonic() < deadline:
+        status = client.get(f"/terminals/{terminal_id}").json()["status"]
+        if status in wanted:
+            return status
+        time.sleep(0.05)
+    return status

@@ -8,6 +8,7 @@ back as `{"detail": "<one line>"}`.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -23,9 +24,10 @@ from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from baton import __version__
-from baton.errors import ConfigError, ServerError
+from baton.errors import BadRequestError, ConfigError, ServerError
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.security import LocalOnlyMiddleware
@@ -204,8 +206,14 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
         return service.get_terminal(terminal_id)
 
     @app.post("/terminals/{terminal_id}/input")
-    def send_input(terminal_id: TerminalId, message: str) -> dict[str, bool]:
-        service.send_input(terminal_id, message)
+    async def send_input(
+        terminal_id: TerminalId, request: Request, message: str | None = None
+    ) -> dict[str, bool]:
+        # CAO clients send `?message=`; a message too long for a URL may come as the body
+        # instead: JSON `{"message": "..."}` or plain UTF-8 text.
+        if message is None:
+            message = await _message_from_body(request)
+        await run_in_threadpool(service.send_input, terminal_id, message)
         return {"success": True}
 
     @app.get("/terminals/{terminal_id}/output")
@@ -225,6 +233,27 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
         return {"success": True}
 
     return app
+
+
+async def _message_from_body(request: Request) -> str:
+    body = await request.body()
+    if not body:
+        raise RequestValidationError(
+            [{"loc": ("query", "message"), "msg": "Field required", "type": "missing"}]
+        )
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequestError("the message body is not UTF-8") from None
+    if request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise BadRequestError("the message body is not valid JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("message"), str):
+            raise BadRequestError('the JSON body must be {"message": "<text>"}')
+        return data["message"]
+    return text
 
 
 def shutdown_everything(service: TerminalService) -> None:

@@ -245,15 +245,17 @@ class TerminalService:
         provider, _ = self._provider(record)
         with self._lock_for(terminal_id):
             self._require_alive(record)
-            before = self._screen(record)
             if message:
                 self.tmux.paste(record.pane_id, message)
                 time.sleep(self.timings.submit_delay)
                 self._require_alive(record)
+            # Compared with the screen after the paste, not before it: a command the CLI
+            # swallows (an unknown slash command) leaves the screen as it was before.
+            pasted = self._screen(record)
             self.tmux.send_keys(record.pane_id, provider.submit_keys)
             deadline = time.monotonic() + self.timings.accept_timeout
             while time.monotonic() < deadline:
-                if self._screen(record) != before:
+                if self._screen(record) != pasted:
                     return
                 self._require_alive(record)
                 time.sleep(_POLL_SECONDS)
