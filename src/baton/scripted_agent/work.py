@@ -167,7 +167,7 @@ class RoleWorker:
         command = scenario.test_command if scenario else None
         if not command:
             found = _TEST_COMMAND_LINE.findall(prompt)
-            command = found[-1].strip("`'\". ") if found else None
+            command = _unquote(found[-1]) if found else None
         if not command:
             return answers.tester_answer(
                 passed=False,
@@ -200,6 +200,14 @@ class RoleWorker:
             failed_criteria=f"the test command exited with code {code}.",
             next_fix="fix the failures shown in the output above.",
         )
+
+
+def _unquote(command: str) -> str:
+    """`pytest -q` written as inline code in the prompt -> pytest -q."""
+    command = command.strip()
+    if len(command) > 1 and command[0] == command[-1] == "`":
+        return command[1:-1].strip()
+    return command
 
 
 def _receipt(prompt: str) -> str:

@@ -44,6 +44,15 @@ def test_create_session_returns_the_terminal(baton_server: ServerProcess, tmp_pa
     assert baton_server.tmux("list-sessions", "-F", "#{session_name}").split() == ["team-a"]
     cwd = baton_server.tmux("display-message", "-p", "-t", "=team-a:", "#{pane_current_path}")
     assert Path(cwd.strip()).resolve() == tmp_path.resolve()
+    # The raw pane output, escape sequences included, goes to the terminal's pane.log.
+    pane_log = baton_server.state_dir / "terminals" / terminal["id"] / "pane.log"
+    raw = pane_log.read_bytes()
+    assert b"\x1b[?2004h" in raw
+    assert "Baton scripted agent · profile programmer".encode() in raw
+    size = baton_server.tmux(
+        "display-message", "-p", "-t", "=team-a:", "#{window_width}x#{window_height}"
+    )
+    assert size.strip() == "200x50"
 
 
 def test_generated_session_names_are_unique(baton_server: ServerProcess, tmp_path: Path) -> None:

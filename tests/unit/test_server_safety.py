@@ -1,0 +1,80 @@
+"""Host and Origin checks and the bearer token, through the ASGI app in process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from baton.server.app import ServerOptions, create_app
+from baton.server.security import is_loopback_host, split_host
+
+
+@pytest.mark.parametrize(
+    ("header", "host"),
+    [
+        ("localhost:9889", "localhost"),
+        ("[::1]:80", "::1"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("EXAMPLE.com", "example.com"),
+        ("::1", "::1"),
+    ],
+)
+def test_split_host(header: str, host: str) -> None:
+    assert split_host(header) == host
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("localhost", True),
+        ("app.localhost", True),
+        ("127.0.0.1", True),
+        ("127.8.9.1", True),
+        ("::1", True),
+        ("localhost.", True),
+        ("127.0.0.1.nip.io", False),
+        ("10.0.0.1", False),
+        ("example.com", False),
+        ("", False),
+        ("0.0.0.0", False),
+    ],
+)
+def test_is_loopback_host(host: str, loopback: bool) -> None:
+    assert is_loopback_host(host) is loopback
+
+
+def _client(tmp_path: Path, token: str | None = None) -> TestClient:
+    options = ServerOptions(
+        state_dir=tmp_path / "state", tmux_socket=tmp_path / "unused.sock", token=token
+    )
+    return TestClient(create_app(options), base_url="http://127.0.0.1:9889")
+
+
+def test_checks_apply_before_any_route(tmp_path: Path) -> None:
+    client = _client(tmp_path)
+    assert client.get("/health").status_code == 200
+    assert client.get("/health", headers={"host": "rebind.example"}).status_code == 403
+    refused = client.delete("/terminals/0123abcd", headers={"origin": "https://evil.example"})
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "detail": "origin 'https://evil.example' is not allowed (loopback only)"
+    }
+    allowed = client.delete("/terminals/0123abcd", headers={"origin": "http://127.0.0.1:5173"})
+    assert allowed.status_code == 404
+
+
+def test_token(tmp_path: Path) -> None:
+    client = _client(tmp_path, token="t0k")
+    assert client.get("/health").status_code == 200
+    denied = client.get("/terminals/0123abcd")
+    assert denied.status_code == 401
+    assert denied.headers["www-authenticate"] == "Bearer"
+    assert (
+        client.get("/terminals/0123abcd", headers={"authorization": "Bearer t0k"}).status_code
+        == 404
+    )
+    assert (
+        client.get("/terminals/0123abcd", headers={"authorization": "Basic t0k"}).status_code == 401
+    )
