@@ -89,9 +89,13 @@ class TerminalService:
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
         provider_impl = get_provider(provider_name)
-        directory = self._working_directory(working_directory)
         with self._guard:
             session = self._claim_session(session_name, new_session=new_session)
+            if working_directory is None and not new_session:
+                # A terminal added to a session starts where the session's first one did.
+                siblings = self.registry.terminals(session)
+                working_directory = siblings[0].working_directory if siblings else None
+            directory = self._working_directory(working_directory)
             terminal_id = self._new_terminal_id()
             runtime_dir = self.state_dir / "terminals" / terminal_id
             runtime_dir.mkdir(parents=True, exist_ok=True)
