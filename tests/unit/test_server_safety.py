@@ -78,3 +78,18 @@ def test_token(tmp_path: Path) -> None:
     assert (
         client.get("/terminals/0123abcd", headers={"authorization": "Basic t0k"}).status_code == 401
     )
+
+
+def test_unexpected_errors_are_one_json_line(tmp_path: Path) -> None:
+    app = create_app(
+        ServerOptions(state_dir=tmp_path / "state", tmux_socket=tmp_path / "unused.sock")
+    )
+
+    @app.get("/boom")
+    def boom() -> None:
+        raise RuntimeError("kaput")
+
+    client = TestClient(app, base_url="http://127.0.0.1:9889", raise_server_exceptions=False)
+    response = client.get("/boom")
+    assert response.status_code == 500
+    assert response.json() == {"detail": "internal error: RuntimeError: kaput"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -45,6 +46,8 @@ __all__ = [
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9889
 TERMINAL_ID_PATTERN = r"^[a-f0-9]{8}$"
+
+logger = logging.getLogger("baton.server")
 
 TerminalId = Annotated[str, PathParam(pattern=TERMINAL_ID_PATTERN)]
 
@@ -141,6 +144,13 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     @app.exception_handler(ServerError)
     async def _server_error(_: Request, error: ServerError) -> JSONResponse:
         return JSONResponse(status_code=error.status_code, content={"detail": str(error)})
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+        # Still one JSON line for the client; the traceback goes to the server's log.
+        logger.exception("unexpected error")
+        detail = f"internal error: {type(error).__name__}: {error}"
+        return JSONResponse(status_code=500, content={"detail": detail})
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:

@@ -88,7 +88,10 @@ class TerminalService:
         """Start a CLI in a new window (and session); wait until it rests; describe it."""
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
-        provider_impl = get_provider(provider_name)
+        try:
+            provider_impl = get_provider(provider_name)
+        except ImportError as error:
+            raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
         with self._guard:
             session = self._claim_session(session_name, new_session=new_session)
             if working_directory is None and not new_session:
@@ -251,7 +254,9 @@ class TerminalService:
             self._require_alive(record)
             if message:
                 self.tmux.paste(record.pane_id, message)
-                time.sleep(self.timings.submit_delay)
+                # A provider may ask for a longer pause before its submit keys
+                # (optional class attribute `submit_delay`, in seconds).
+                time.sleep(getattr(provider, "submit_delay", self.timings.submit_delay))
                 self._require_alive(record)
             # Compared with the screen after the paste, not before it: a command the CLI
             # swallows (an unknown slash command) leaves the screen as it was before.
