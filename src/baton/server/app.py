@@ -25,6 +25,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from baton import __version__
@@ -50,6 +51,13 @@ TERMINAL_ID_PATTERN = r"^[a-f0-9]{8}$"
 logger = logging.getLogger("baton.server")
 
 TerminalId = Annotated[str, PathParam(pattern=TERMINAL_ID_PATTERN)]
+
+
+class CreateBody(BaseModel):
+    """Optional JSON body of the create routes (as CAO's): extra environment, first message."""
+
+    env_vars: dict[str, str] | None = None
+    initial_message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,7 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
         provider: str | None = None,
         working_directory: str | None = None,
         session_name: str | None = None,
+        body: CreateBody | None = None,
     ) -> dict[str, Any]:
         return service.create_terminal(
             agent_profile=agent_profile,
@@ -177,6 +186,8 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
             working_directory=working_directory,
             session_name=session_name,
             new_session=True,
+            env_vars=body.env_vars if body else None,
+            initial_message=body.initial_message if body else None,
         )
 
     @app.get("/sessions")
@@ -198,6 +209,7 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
         agent_profile: str,
         provider: str | None = None,
         working_directory: str | None = None,
+        body: CreateBody | None = None,
     ) -> dict[str, Any]:
         return service.create_terminal(
             agent_profile=agent_profile,
@@ -205,6 +217,8 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
             working_directory=working_directory,
             session_name=session_name,
             new_session=False,
+            env_vars=body.env_vars if body else None,
+            initial_message=body.initial_message if body else None,
         )
 
     @app.get("/sessions/{session_name}/terminals")

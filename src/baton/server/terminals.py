@@ -8,6 +8,7 @@ failure into a ServerError the API maps to an HTTP status.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -22,6 +23,7 @@ from baton.errors import (
     BadRequestError,
     InputNotAcceptedError,
     NotFoundError,
+    ServerError,
     TerminalExitedError,
 )
 from baton.providers import Provider, TerminalContext, get_provider
@@ -39,6 +41,7 @@ DEFAULT_PROVIDER = "codex"
 SESSION_PREFIX = "baton-"
 _SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _POLL_SECONDS = 0.05
+_INITIAL_DELIVERY = "initial_delivery.json"
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,14 @@ class TerminalService:
         working_directory: str | None = None,
         session_name: str | None = None,
         new_session: bool,
+        env_vars: Mapping[str, str] | None = None,
+        initial_message: str | None = None,
     ) -> dict[str, Any]:
-        """Start a CLI in a new window (and session); wait until it rests; describe it."""
+        """Start a CLI in a new window (and session); wait until it rests; describe it.
+
+        `env_vars` join the pane's environment; `initial_message` is typed in once the
+        CLI rests, and the outcome is kept as the terminal's `initial_delivery`.
+        """
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
         try:
@@ -112,6 +121,7 @@ class TerminalService:
             env = {
                 **self.environment,
                 **spec.env,
+                **(env_vars or {}),
                 "BATON_TERMINAL_ID": terminal_id,
                 "CAO_TERMINAL_ID": terminal_id,
             }
@@ -143,7 +153,18 @@ class TerminalService:
             self._providers[terminal_id] = provider_impl
             self._contexts[terminal_id] = ctx
         self._settle(record)
+        if initial_message is not None:
+            self._deliver_initial(record, initial_message)
         return self.describe(record)
+
+    def _deliver_initial(self, record: TerminalRecord, message: str) -> None:
+        outcome: dict[str, str] = {"state": "delivered"}
+        try:
+            self.send_input(record.id, message)
+        except ServerError as error:
+            outcome = {"state": "failed", "kind": type(error).__name__, "message": str(error)}
+        path = Path(record.runtime_dir) / _INITIAL_DELIVERY
+        path.write_text(json.dumps(outcome), encoding="utf-8")
 
     def _working_directory(self, requested: str | None) -> Path:
         directory = Path(requested).expanduser() if requested else Path.cwd()
@@ -221,7 +242,16 @@ class TerminalService:
             "tmux_session": record.session_name,
             "tmux_window": record.name,
             "last_active": None,
+            "initial_delivery": self._initial_delivery(record),
         }
+
+    @staticmethod
+    def _initial_delivery(record: TerminalRecord) -> dict[str, str] | None:
+        path = Path(record.runtime_dir) / _INITIAL_DELIVERY
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
 
     def status(self, record: TerminalRecord) -> TerminalStatus:
         """`error` once the CLI has exited; otherwise what the provider reads on screen."""

@@ -223,3 +223,29 @@ def test_profile_provider_is_used_when_none_is_given(tmp_path: Path) -> None:
         assert terminal["provider"] == "scripted"
         instructions = server.state_dir / "terminals" / terminal["id"] / "instructions.md"
         assert instructions.read_text() == "Be helpful.\n"
+
+
+def test_create_body_carries_env_vars_and_an_initial_message(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    with baton_server.client() as client:
+        response = client.post(
+            "/sessions",
+            params={
+                "agent_profile": "programmer",
+                "provider": "scripted",
+                "working_directory": str(tmp_path),
+            },
+            json={"env_vars": {"TEAM_COLOUR": "blue"}, "initial_message": "first task"},
+        )
+        assert response.status_code == 201, response.text
+        terminal = response.json()
+        assert terminal["initial_delivery"] == {"state": "delivered"}
+        assert wait_for_status(client, terminal["id"], {"completed"}) == "completed"
+        assert client.get(f"/terminals/{terminal['id']}").json()["initial_delivery"] == {
+            "state": "delivered"
+        }
+    inputs = baton_server.state_dir / "terminals" / terminal["id"] / "inputs"
+    assert (inputs / "0001.txt").read_text() == "first task"
+    environ = Path(f"/proc/{baton_server.pane_pid()}/environ").read_bytes().split(b"\0")
+    assert b"TEAM_COLOUR=blue" in environ
