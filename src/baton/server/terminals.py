@@ -28,10 +28,11 @@ from baton.errors import (
 )
 from baton.providers import Provider, TerminalContext, get_provider
 from baton.providers.base import AgentProfile
+from baton.server.processes import kill_process_tree
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry, TerminalRecord
 from baton.server.screen import normalize_screen
-from baton.server.tmux import TmuxServer, kill_process_tree
+from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
 
 __all__ = ["DEFAULT_PROVIDER", "ServiceTimings", "TerminalService"]

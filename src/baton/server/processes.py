@@ -1,0 +1,70 @@
+"""Stopping everything a terminal's CLI started, daemons included.
+
+A pane's command leads its own process session (tmux calls setsid for it), so every
+process it starts — even one that double-forks away from its parent — keeps that
+session id unless it asks for a new one. Killing by session and by descent covers both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+__all__ = ["kill_process_tree"]
+
+
+def kill_process_tree(root_pid: int, *, grace_seconds: float = 2.0) -> None:
+    """SIGTERM, then SIGKILL, every process in `root_pid`'s session and its descendants."""
+    targets = _session_and_descendants(root_pid)
+    for pid in targets:
+        _signal(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline and any(_alive(pid) for pid in targets):
+        time.sleep(0.05)
+    for pid in targets:
+        if _alive(pid):
+            _signal(pid, signal.SIGKILL)
+
+
+def _session_and_descendants(root_pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    sessions: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        sessions[pid] = int(fields[3])
+    found = {pid for pid, sid in sessions.items() if sid == root_pid}
+    if root_pid in parents:
+        found.add(root_pid)
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                changed = True
+    found.discard(os.getpid())
+    return sorted(found)
+
+
+def _signal(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signum)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2 :].split()[0] != "Z"

@@ -1,0 +1,56 @@
+"""kill_process_tree stops a session leader, its children and its double-forked daemons."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from baton.server.processes import kill_process_tree
+
+_LEADER = """
+import os, signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = os.fork()
+if child == 0:
+    if os.fork() == 0:  # the daemon: leaves the parent chain, ignores TERM and HUP
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        open(sys.argv[1], "w").write(str(os.getpid()))
+        time.sleep(600)
+    os._exit(0)
+time.sleep(600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].split()[0] not in ("Z", "X")
+
+
+def test_leader_and_daemon_are_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    leader = subprocess.Popen(
+        [sys.executable, "-c", _LEADER, str(pid_file)], start_new_session=True
+    )
+    daemon = None
+    try:
+        deadline = time.monotonic() + 10
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the daemon never started"
+            time.sleep(0.02)
+        daemon = int(pid_file.read_text())
+        assert _alive(daemon)
+        kill_process_tree(leader.pid, grace_seconds=0.5)
+        leader.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while _alive(daemon) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(daemon)
+    finally:
+        leader.kill()
+        if daemon is not None and _alive(daemon):
+            subprocess.run(["kill", "-9", str(daemon)], check=False)
