@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import tempfile
 import threading
 import time
@@ -290,8 +291,20 @@ def shutdown_everything(service: TerminalService) -> None:
     service.tmux.kill_server()
 
 
+def _check_bindable(host: str, port: int) -> None:
+    """Fail with one clear line, before anything starts, when the address is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
 def serve_forever(options: ServerOptions) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
+    _check_bindable(options.host, options.port)
     service = build_service(options)
     app = create_app(options, service)
     print(f"baton serve: listening on http://{options.host}:{options.port}", flush=True)
