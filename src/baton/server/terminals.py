@@ -291,7 +291,9 @@ class TerminalService:
                 self._require_alive(record)
             # Compared with the screen after the paste, not before it: a command the CLI
             # swallows (an unknown slash command) leaves the screen as it was before.
-            pasted = self._screen(record)
+            # The paste must have finished drawing, or its late redraw would look like
+            # the CLI reacting to the submit keys.
+            pasted = self._settled_screen(record)
             self.tmux.send_keys(record.pane_id, provider.submit_keys)
             deadline = time.monotonic() + self.timings.accept_timeout
             while time.monotonic() < deadline:
@@ -303,6 +305,18 @@ class TerminalService:
                 f"terminal {terminal_id}: the CLI did not take the input "
                 f"(screen unchanged after {self.timings.accept_timeout:g}s)"
             )
+
+    def _settled_screen(self, record: TerminalRecord, *, limit: float = 2.0) -> str:
+        """The screen once two captures in a row agree (or after `limit` seconds)."""
+        previous = self._screen(record)
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            time.sleep(_POLL_SECONDS)
+            current = self._screen(record)
+            if current == previous:
+                return current
+            previous = current
+        return previous
 
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the CLI to quit with its own exit keys; nothing is typed once it has exited."""

@@ -38,13 +38,15 @@ def _big_message() -> str:
 
 
 def test_status_goes_idle_processing_completed(tmp_path: Path) -> None:
-    env = {"BATON_SCRIPTED_WORK_SECONDS": "2"}
+    env = {"BATON_SCRIPTED_WORK_SECONDS": "1"}
     with running_baton_server(tmp_path, env=env) as server, server.client() as client:
         terminal = _scripted(client, tmp_path)["id"]
         assert client.get(f"/terminals/{terminal}").json()["status"] == "idle"
-        client.post(f"/terminals/{terminal}/input", params={"message": "work on it"})
-        assert client.get(f"/terminals/{terminal}").json()["status"] == "processing"
-        assert wait_for_status(client, terminal, {"completed"}) == "completed"
+        # Once input is accepted the status is never the previous turn's stale one.
+        for turn in range(3):
+            client.post(f"/terminals/{terminal}/input", params={"message": f"task {turn}"})
+            assert client.get(f"/terminals/{terminal}").json()["status"] == "processing"
+            assert wait_for_status(client, terminal, {"completed"}) == "completed"
         screen = server.screen()
         assert "Working (" not in screen.splitlines()[-1]
 
