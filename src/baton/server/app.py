@@ -11,7 +11,9 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import socket
+import sqlite3
 import tempfile
 import threading
 import time
@@ -132,9 +134,15 @@ def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
 
 def build_service(options: ServerOptions) -> TerminalService:
     """The terminal service over the state directory, registry and private tmux server."""
-    options.state_dir.mkdir(parents=True, exist_ok=True)
+    if shutil.which("tmux") is None:
+        raise ConfigError("tmux is not installed (baton serve runs agent CLIs in tmux)")
+    try:
+        options.state_dir.mkdir(parents=True, exist_ok=True)
+        registry = Registry(options.state_dir / "baton.db")
+    except (OSError, sqlite3.Error) as error:
+        raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None
     return TerminalService(
-        registry=Registry(options.state_dir / "baton.db"),
+        registry=registry,
         tmux=TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf"),
         profiles=ProfileStore(options.profiles_dir),
         state_dir=options.state_dir,

@@ -36,3 +36,18 @@ def test_missing_profiles_dir(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         f"baton: error: profiles directory does not exist: {tmp_path / 'absent'}"
     )
+
+
+def test_unusable_state_dir(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result = subprocess.run(
+        [sys.executable, "-m", "baton", "serve", "--port", "0", "--state-dir", str(blocker / "x")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"baton: error: cannot use state directory {blocker / 'x'}")
+    assert len(result.stderr.strip().splitlines()) == 1
