@@ -213,7 +213,13 @@ class TerminalService:
             keys = provider.startup_keys(screen)
             if keys:
                 self.tmux.send_keys(record.pane_id, keys)
-                time.sleep(0.3)
+                # Ask again only once the dialog has reacted, so one dialog is never
+                # answered twice (and the answer never lands in the next one).
+                answered = time.monotonic() + 3.0
+                while time.monotonic() < min(answered, deadline):
+                    time.sleep(_POLL_SECONDS * 2)
+                    if self._screen(record) != screen:
+                        break
                 continue
             if provider.status(screen, ctx).is_at_rest:
                 return
