@@ -1,0 +1,206 @@
+"""`ApiClient`: the orchestrator's side of the CAO-compatible HTTP API, over httpx.
+
+Paths and query parameters are CAO's, so the same client drives `baton serve` and a stock
+`cao-server`. Failures become Baton errors: nothing listening → `ApiUnreachableError`
+(one line naming the URL), an HTTP error → `ApiHttpError` with the status code and the
+server's `detail`. Only reads (GET) are retried, and only on connection-level errors,
+because repeating a POST could type a prompt into an agent twice.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from baton.errors import ApiError, ApiHttpError, ApiUnreachableError
+
+__all__ = ["DEFAULT_TIMEOUT", "ApiClient"]
+
+# Creating a terminal waits for the agent CLI to start and input waits for it to take the
+# text, so reads get minutes; connecting is quick or the server is not there.
+DEFAULT_TIMEOUT = httpx.Timeout(300.0, connect=10.0)
+_READ_RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0)
+_TRANSIENT = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout)
+
+
+class ApiClient:
+    """A synchronous client for one CAO-compatible server; close it (or use `with`)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        provider: str = "codex",
+        working_directory: Path | str | None = None,
+        token: str | None = None,
+        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+        read_retry_delays: tuple[float, ...] = _READ_RETRY_DELAYS,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.provider = provider
+        self.working_directory = str(working_directory) if working_directory else None
+        self._read_retry_delays = read_retry_delays
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    # --- resource handling ---
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> ApiClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- the API ---
+
+    def health(self) -> dict[str, Any]:
+        """`GET /health`; raises ApiUnreachableError when nothing answers."""
+        return self._json("GET", "/health")
+
+    def create_session(
+        self,
+        agent_profile: str,
+        *,
+        provider: str | None = None,
+        working_directory: Path | str | None = None,
+    ) -> dict[str, Any]:
+        """Create a session with its first terminal; the terminal's JSON (`id`, `session_name`)."""
+        params = self._create_params(agent_profile, provider, working_directory)
+        return self._terminal_json("POST", "/sessions", params)
+
+    def create_terminal(
+        self,
+        session_name: str,
+        agent_profile: str,
+        *,
+        provider: str | None = None,
+        working_directory: Path | str | None = None,
+    ) -> dict[str, Any]:
+        """Add a terminal to a session; the terminal's JSON (`id`, `session_name`)."""
+        params = self._create_params(agent_profile, provider, working_directory)
+        return self._terminal_json("POST", f"/sessions/{session_name}/terminals", params)
+
+    def send_input(self, terminal_id: str, message: str) -> None:
+        """Type `message` into the terminal and submit it (`?message=`; body when too long)."""
+        path = f"/terminals/{terminal_id}/input"
+        try:
+            self._http.build_request("POST", path, params={"message": message})
+        except httpx.InvalidURL:
+            # Longer than a URL can carry: `baton serve` also takes it as the JSON body.
+            self._json("POST", path, json={"message": message})
+            return
+        self._json("POST", path, params={"message": message})
+
+    def get_terminal(self, terminal_id: str) -> dict[str, Any]:
+        """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError)."""
+        return self._json("GET", f"/terminals/{terminal_id}")
+
+    def get_status(self, terminal_id: str) -> str:
+        """The terminal's status: idle, processing, completed, waiting_user_answer or error."""
+        data = self.get_terminal(terminal_id)
+        status = data.get("status")
+        if not isinstance(status, str):
+            raise ApiError(f"GET {self._url(f'/terminals/{terminal_id}')}: no status in answer")
+        return status
+
+    def get_last_output(self, terminal_id: str) -> str:
+        """The agent's last answer as the server extracts it (`?mode=last`)."""
+        data = self._json("GET", f"/terminals/{terminal_id}/output", params={"mode": "last"})
+        output = data.get("output")
+        return output if isinstance(output, str) else ""
+
+    def exit_terminal(self, terminal_id: str) -> None:
+        """Ask the agent CLI to exit (`POST /terminals/{id}/exit`)."""
+        self._json("POST", f"/terminals/{terminal_id}/exit")
+
+    # --- plumbing ---
+
+    def _create_params(
+        self, agent_profile: str, provider: str | None, working_directory: Path | str | None
+    ) -> dict[str, str]:
+        params = {"provider": provider or self.provider, "agent_profile": agent_profile}
+        directory = working_directory or self.working_directory
+        if directory:
+            params["working_directory"] = str(directory)
+        return params
+
+    def _terminal_json(self, method: str, path: str, params: dict[str, str]) -> dict[str, Any]:
+        data = self._json(method, path, params=params)
+        if not isinstance(data.get("id"), str) or not isinstance(data.get("session_name"), str):
+            raise ApiError(f"{method} {self._url(path)}: answer lacks `id` or `session_name`")
+        return data
+
+    def _url(self, path: str) -> str:
+        return f"{self.base_url}{path}"
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = self._send(method, path, **kwargs)
+        if response.status_code >= 400:
+            raise ApiHttpError(method, self._url(path), response.status_code, _detail(response))
+        try:
+            data = response.json()
+        except ValueError:
+            raise ApiError(f"{method} {self._url(path)}: the answer is not JSON") from None
+        return data if isinstance(data, dict) else {"value": data}
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        delays = self._read_retry_delays if method == "GET" else ()
+        attempt = 0
+        while True:
+            try:
+                return self._http.request(method, path, **kwargs)
+            except (httpx.ConnectError, httpx.ConnectTimeout):
+                if attempt >= len(delays):
+                    raise ApiUnreachableError(
+                        f"cannot reach the API at {self.base_url} ({method} {path}): "
+                        "is `baton serve` or `cao-server` running there?"
+                    ) from None
+            except _TRANSIENT as error:
+                if attempt >= len(delays):
+                    raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
+            except httpx.TimeoutException as error:
+                raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
+            except httpx.HTTPError as error:
+                raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
+            time.sleep(delays[attempt])
+            attempt += 1
+
+
+def _describe(error: httpx.HTTPError) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _detail(response: httpx.Response) -> str:
+    """The server's `detail` (FastAPI's error shape), else the start of the body."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text.strip()[:200] or response.reason_phrase
+    detail = data.get("detail") if isinstance(data, dict) else None
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):  # validation errors: [{"loc": [...], "msg": "..."}]
+        messages = []
+        for item in detail:
+            if isinstance(item, dict):
+                loc = ".".join(str(part) for part in item.get("loc", ()))
+                messages.append(f"{loc}: {item.get('msg', '')}".strip(": "))
+        return "; ".join(messages) or str(detail)
+    return str(data)[:200]

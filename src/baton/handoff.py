@@ -1,0 +1,315 @@
+"""Response files: where each role answers, the instruction that asks for it, and the wait.
+
+An agent hands its answer over by writing `WD/.tmp/agent-responses/<role file>` (see
+`baton.roles`). The orchestrator clears a stale file, sends the prompt, then polls the
+terminal status and the file until one of these happens (seeds 000, 002, 004):
+
+- status `error`                                   → AgentErrorStatus
+- file present and status idle/completed           → read it, archive it, return it
+- idle/completed without the file for IDLE_GRACE_SECONDS (counted only once the agent
+  has started, i.e. shown any other status, or after a startup guard of the same length)
+                                                   → strict: MissingResponseError,
+                                                     else the terminal's last output
+- still working after RESPONSE_TIMEOUT             → HandoffTimeout
+
+Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
+from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
+from baton.runlog import RunLog, format_duration
+from baton.status import TerminalStatus
+
+__all__ = [
+    "AgentApi",
+    "Archive",
+    "Handoff",
+    "Response",
+    "clear_stale_response",
+    "ensure_response_dir",
+    "resolve_role",
+    "response_dir",
+    "response_file_instruction",
+    "response_path_for",
+]
+
+_AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
+
+
+class AgentApi(Protocol):
+    """The three API calls a handoff needs (ApiClient has them)."""
+
+    def send_input(self, terminal_id: str, message: str) -> None: ...
+
+    def get_status(self, terminal_id: str) -> str: ...
+
+    def get_last_output(self, terminal_id: str) -> str: ...
+
+
+def resolve_role(role: str | Role) -> Role:
+    """A Role from itself, its output key (`analyst_review`) or terminal key (`peer_analyst`)."""
+    if isinstance(role, Role):
+        return role
+    found = ROLE_BY_OUTPUT.get(role) or ROLE_BY_TERMINAL.get(role)
+    if found is None:
+        raise ValueError(f"unknown role {role!r}")
+    return found
+
+
+def response_dir(wd: Path) -> Path:
+    """`WD/.tmp/agent-responses` (absolute)."""
+    return Path(wd).resolve() / RESPONSE_DIR_NAME
+
+
+def response_path_for(role: str | Role, wd: Path) -> Path:
+    """The absolute response file of a role."""
+    return response_dir(wd) / resolve_role(role).response_file
+
+
+def ensure_response_dir(wd: Path) -> Path:
+    """Create the response directory with its parents; return it."""
+    directory = response_dir(wd)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def clear_stale_response(role: str | Role, wd: Path) -> None:
+    """Remove a role's leftover response file so an old answer is never taken for a new one."""
+    response_path_for(role, wd).unlink(missing_ok=True)
+
+
+def response_file_instruction(path: Path, *, token: str | None = None) -> str:
+    """The block appended to every prompt: write the whole answer atomically to `path`.
+
+    The heredoc delimiter carries a random token so no line of the answer can end it, and
+    its quotes stop the shell from expanding `$`, backticks or quotes in the answer.
+    """
+    path = Path(path)
+    token = token or secrets.token_hex(4)
+    delimiter = f"BATON_END_{token.upper()}"
+    temporary = path.with_name(f".{path.name}.{token}.tmp")
+    directory = shlex.quote(str(path.parent))
+    quoted_tmp, quoted_final = shlex.quote(str(temporary)), shlex.quote(str(path))
+    return "\n".join(
+        [
+            "RESPONSE FILE INSTRUCTION",
+            "When you have finished, write your complete final response (the whole answer "
+            "described above, not a summary of it) to this file:",
+            f"  {path}",
+            "Write it to a temporary name in the same directory first and then rename it into "
+            "place, so the file never exists half-written. Use this shell command, with your "
+            "response between the two delimiter lines (keep the quotes around the first "
+            "delimiter so the shell leaves $, backticks and quotes in your text alone):",
+            "",
+            f"mkdir -p {directory} && cat > {quoted_tmp} <<'{delimiter}'",
+            "<your complete final response>",
+            delimiter,
+            f"mv -f {quoted_tmp} {quoted_final}",
+            "",
+            "Do this once, as your last action, then stop and wait for the next instruction.",
+        ]
+    )
+
+
+class Archive:
+    """Numbered copies of every answer, under `WD/.tmp/<run timestamp>/`, never deleted."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self._sequence = _highest_sequence(self.directory)
+
+    @classmethod
+    def for_run(cls, wd: Path, started: datetime | None = None) -> Archive:
+        """The archive of a run started at `started` (now by default)."""
+        stamp = (started or datetime.now()).strftime("%Y%m%d-%H%M%S")
+        return cls(Path(wd).resolve() / ".tmp" / stamp)
+
+    def _next_path(self, role: Role) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        while True:
+            self._sequence += 1
+            candidate = self.directory / f"{self._sequence:03d}-{role.output_key}.md"
+            if not candidate.exists():
+                return candidate
+
+    def store_file(self, source: Path, role: str | Role) -> Path:
+        """Move `source` into the archive (a rename: nothing is copied or lost)."""
+        target = self._next_path(resolve_role(role))
+        os.replace(source, target)
+        return target
+
+    def store_text(self, text: str, role: str | Role) -> Path:
+        """Write `text` (e.g. a fallback terminal output) into the archive."""
+        target = self._next_path(resolve_role(role))
+        target.write_text(text, encoding="utf-8")
+        return target
+
+
+def _highest_sequence(directory: Path) -> int:
+    if not directory.is_dir():
+        return 0
+    numbers = [
+        int(match.group(1))
+        for entry in directory.iterdir()
+        if (match := re.match(r"(\d+)-", entry.name))
+    ]
+    return max(numbers, default=0)
+
+
+@dataclass(frozen=True)
+class Response:
+    """An agent's answer, where its archived copy lives, and whether it came from a file."""
+
+    text: str
+    archived_to: Path | None
+    from_file: bool = True
+
+
+class Handoff:
+    """Sends prompts and collects answers through response files, per the rules above."""
+
+    def __init__(
+        self,
+        api: AgentApi,
+        wd: Path,
+        *,
+        archive: Archive,
+        poll_seconds: float = 2.0,
+        idle_grace_seconds: float = 30.0,
+        response_timeout: float = 1800.0,
+        strict: bool = True,
+        log: RunLog | None = None,
+        heartbeat_seconds: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api = api
+        self.wd = Path(wd).resolve()
+        self.archive = archive
+        self.poll_seconds = poll_seconds
+        self.idle_grace_seconds = idle_grace_seconds
+        self.response_timeout = response_timeout
+        self.strict = strict
+        self.log = log or RunLog()
+        self.heartbeat_seconds = heartbeat_seconds
+        self._clock = clock
+        self._sleep = sleep
+
+    def response_path_for(self, role: str | Role) -> Path:
+        return response_path_for(role, self.wd)
+
+    def ensure_response_dir(self) -> Path:
+        return ensure_response_dir(self.wd)
+
+    def clear_stale_response(self, role: str | Role) -> None:
+        clear_stale_response(role, self.wd)
+
+    def send_and_wait(self, terminal_id: str, role: str | Role, message: str) -> str:
+        """Clear the stale file, send the prompt, wait for the answer; return its text."""
+        return self.send_and_receive(terminal_id, role, message).text
+
+    def send_and_receive(
+        self,
+        terminal_id: str,
+        role: str | Role,
+        message: str,
+        *,
+        on_sent: Callable[[], None] | None = None,
+    ) -> Response:
+        """Like `send_and_wait`, returning the archived Response; `on_sent` runs after sending."""
+        self.ensure_response_dir()
+        self.clear_stale_response(role)
+        self.api.send_input(terminal_id, message)
+        if on_sent is not None:
+            on_sent()
+        return self.wait_for_response(terminal_id, role)
+
+    def wait_for_response_file(self, terminal_id: str, role: str | Role) -> str:
+        """Wait for the role's answer (see the module docstring); return its text."""
+        return self.wait_for_response(terminal_id, role).text
+
+    def wait_for_response(self, terminal_id: str, role: str | Role) -> Response:
+        """Wait for the role's answer (see the module docstring); return it archived."""
+        role = resolve_role(role)
+        path = self.response_path_for(role)
+        who = f"{role.title} (terminal {terminal_id})"
+        started = self._clock()
+        agent_started = False
+        idle_since: float | None = None
+        waiting_reported = False
+        next_heartbeat = started + self.heartbeat_seconds
+        while True:
+            status = self.api.get_status(terminal_id)
+            now = self._clock()
+            if status == TerminalStatus.ERROR:
+                raise AgentErrorStatus(f"{who} reported status error while working")
+            if status in _AT_REST:
+                waiting_reported = False
+                if path.is_file():
+                    return self._take_file(path, role, who, now - started)
+                if not agent_started and now - started >= self.idle_grace_seconds:
+                    self.log.warning(
+                        f"{who} never showed it started working within "
+                        f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; "
+                        "counting its idle time from now"
+                    )
+                    agent_started = True
+                if agent_started:
+                    if idle_since is None:
+                        idle_since = now
+                    elif now - idle_since >= self.idle_grace_seconds:
+                        return self._no_file(terminal_id, role, path, who, status)
+            else:
+                agent_started = True
+                idle_since = None
+                if status == TerminalStatus.WAITING_USER_ANSWER:
+                    if not waiting_reported:
+                        self.log.warning(
+                            f"{who} is waiting for a user answer (a permission or choice "
+                            "dialog); answer it in the terminal, baton keeps waiting"
+                        )
+                        waiting_reported = True
+                else:
+                    waiting_reported = False
+                if now - started >= self.response_timeout:
+                    raise HandoffTimeout(
+                        f"{who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
+                    )
+            if now >= next_heartbeat:
+                self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
+                next_heartbeat = now + self.heartbeat_seconds
+            self._sleep(self.poll_seconds)
+
+    def _take_file(self, path: Path, role: Role, who: str, elapsed: float) -> Response:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        archived = self.archive.store_file(path, role)
+        self.log.info(f"{who} answered after {format_duration(elapsed)}; archived to {archived}")
+        return Response(text=text, archived_to=archived, from_file=True)
+
+    def _no_file(self, terminal_id: str, role: Role, path: Path, who: str, status: str) -> Response:
+        grace = f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}"
+        if self.strict:
+            raise MissingResponseError(
+                f"{who} is {status} but did not write {path} within {grace} "
+                "(STRICT_FILE_HANDOFF=1; set it to 0 to fall back to the terminal output)"
+            )
+        text = self.api.get_last_output(terminal_id)
+        archived = self.archive.store_text(text, role)
+        self.log.warning(
+            f"{who} did not write {path} within {grace}; using its last terminal output "
+            f"instead (archived to {archived})"
+        )
+        return Response(text=text, archived_to=archived, from_file=False)

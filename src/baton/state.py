@@ -1,0 +1,240 @@
+"""`RunState` and its version-1 JSON file, shared with the shell script.
+
+Either tool resumes the other's run, so the shell script's fields keep their names and
+shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
+`explore_sent`, `archive_dir`) that the shell script ignores and that default sensibly
+when a shell-written file lacks them. Writes are atomic: a crash leaves either the old
+file or the new one, never a torn one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from baton.errors import StateFileError
+from baton.roles import ROLES
+
+__all__ = [
+    "FINAL_STATUSES",
+    "OUTPUT_KEYS",
+    "PHASES",
+    "STATE_VERSION",
+    "TERMINAL_KEYS",
+    "RunState",
+    "load_state",
+    "read_state_json",
+    "save_state",
+    "should_auto_resume",
+    "write_json_atomic",
+]
+
+STATE_VERSION = 1
+PHASES = ("analyst", "programmer", "tester", "done")
+FINAL_STATUSES = ("RUNNING", "PASS", "FAIL")
+STEPS = ("author", "review")
+TERMINAL_KEYS: tuple[str, ...] = tuple(role.terminal_key for role in ROLES)
+OUTPUT_KEYS: tuple[str, ...] = tuple(role.output_key for role in ROLES)
+NO_FEEDBACK = "None yet."
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class RunState:
+    """Where a run stands; saved after every agent answer so a resume loses nothing."""
+
+    api: str = ""
+    provider: str = ""
+    wd: str = ""
+    prompt: str = ""
+    current_round: int = 1
+    current_phase: str = "analyst"
+    final_status: str = "RUNNING"
+    session_name: str = ""
+    terminals: dict[str, str] = field(default_factory=lambda: dict.fromkeys(TERMINAL_KEYS, ""))
+    feedback: str = NO_FEEDBACK
+    analyst_feedback: str = NO_FEEDBACK
+    programmer_feedback: str = NO_FEEDBACK
+    outputs: dict[str, str] = field(default_factory=lambda: dict.fromkeys(OUTPUT_KEYS, ""))
+    updated_at: str = ""
+    # Baton's additions (ignored by the shell script):
+    current_cycle: int = 1
+    current_step: str = "author"  # "author" (analyst/programmer) or "review" (its peer)
+    awaiting: dict[str, str] | None = None  # {"role", "terminal_id", "sent_at"} after a send
+    explore_sent: list[str] = field(default_factory=list)
+    archive_dir: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
+
+    def to_json(self) -> dict[str, Any]:
+        """The version-1 document: the shell script's fields, then Baton's additions."""
+        document: dict[str, Any] = dict(self.extra)
+        document.update(
+            {
+                "version": STATE_VERSION,
+                "updated_at": self.updated_at,
+                "api": self.api,
+                "provider": self.provider,
+                "wd": self.wd,
+                "prompt": self.prompt,
+                "current_round": self.current_round,
+                "current_phase": self.current_phase,
+                "final_status": self.final_status,
+                "session_name": self.session_name,
+                "terminals": {key: self.terminals.get(key, "") for key in TERMINAL_KEYS},
+                "feedback": self.feedback,
+                "analyst_feedback": self.analyst_feedback,
+                "programmer_feedback": self.programmer_feedback,
+                "outputs": {key: self.outputs.get(key, "") for key in OUTPUT_KEYS},
+                "current_cycle": self.current_cycle,
+                "current_step": self.current_step,
+                "awaiting": self.awaiting,
+                "explore_sent": list(self.explore_sent),
+                "archive_dir": self.archive_dir,
+            }
+        )
+        return document
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunState:
+        """Read a version-1 document leniently: bad round → 1, bad phase → analyst."""
+        known = set(cls.__dataclass_fields__) | {"version"}
+        state = cls(
+            api=_text(data.get("api")),
+            provider=_text(data.get("provider")),
+            wd=_text(data.get("wd")),
+            prompt=_text(data.get("prompt")),
+            current_round=_positive_int(data.get("current_round"), 1),
+            current_phase=_choice(data.get("current_phase"), PHASES, "analyst"),
+            final_status=_choice(data.get("final_status"), FINAL_STATUSES, "RUNNING"),
+            session_name=_text(data.get("session_name")),
+            terminals=_string_map(data.get("terminals"), TERMINAL_KEYS),
+            feedback=_text(data.get("feedback"), NO_FEEDBACK),
+            analyst_feedback=_text(data.get("analyst_feedback"), NO_FEEDBACK),
+            programmer_feedback=_text(data.get("programmer_feedback"), NO_FEEDBACK),
+            outputs=_string_map(data.get("outputs"), OUTPUT_KEYS),
+            updated_at=_text(data.get("updated_at")),
+            current_cycle=_positive_int(data.get("current_cycle"), 1),
+            current_step=_choice(data.get("current_step"), STEPS, "author"),
+            awaiting=_awaiting(data.get("awaiting")),
+            explore_sent=[s for s in data.get("explore_sent") or [] if isinstance(s, str)]
+            if isinstance(data.get("explore_sent"), list)
+            else [],
+            archive_dir=_text(data.get("archive_dir")),
+        )
+        state.extra = {key: value for key, value in data.items() if key not in known}
+        return state
+
+
+def _text(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def _positive_int(value: Any, default: int) -> int:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value if value >= 1 else default
+    if isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            return default
+        return number if number >= 1 else default
+    return default
+
+
+def _choice(value: Any, choices: tuple[str, ...], default: str) -> str:
+    return value if isinstance(value, str) and value in choices else default
+
+
+def _string_map(value: Any, keys: tuple[str, ...]) -> dict[str, str]:
+    source = value if isinstance(value, dict) else {}
+    return {key: _text(source.get(key)) for key in keys}
+
+
+def _awaiting(value: Any) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    if not all(isinstance(value.get(key), str) for key in ("role", "terminal_id")):
+        return None
+    return {key: item for key, item in value.items() if isinstance(item, str)}
+
+
+def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
+    """Write JSON via a temp file in the same directory, fsync, rename, fsync the directory."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+
+def save_state(state: RunState, path: Path) -> None:
+    """Stamp `updated_at` and write the state file atomically; StateFileError if impossible."""
+    state.updated_at = _now_iso()
+    try:
+        write_json_atomic(path, state.to_json())
+    except OSError as error:
+        raise StateFileError(f"cannot write the state file {path}: {error.strerror}") from None
+
+
+def read_state_json(path: Path) -> dict[str, Any]:
+    """The raw JSON object of a state file; StateFileError naming the problem."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StateFileError(f"no state file at {path}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise StateFileError(f"cannot read the state file {path}: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise StateFileError(
+            f"the state file {path} is not valid JSON (line {error.lineno}: {error.msg})"
+        ) from None
+    if not isinstance(data, dict):
+        raise StateFileError(f"the state file {path} does not hold a JSON object")
+    version = data.get("version", STATE_VERSION)
+    if version != STATE_VERSION and str(version) != str(STATE_VERSION):
+        raise StateFileError(f"the state file {path} has version {version!r}; Baton reads 1")
+    return data
+
+
+def load_state(path: Path) -> RunState:
+    """Load a state file (see `RunState.from_json` for the lenient defaults)."""
+    return RunState.from_json(read_state_json(path))
+
+
+def should_auto_resume(path: Path) -> bool:
+    """True when a state file exists and is still RUNNING (not in phase `done`).
+
+    An unreadable file raises StateFileError rather than being silently overwritten.
+    """
+    if not Path(path).is_file():
+        return False
+    data = read_state_json(path)
+    return data.get("final_status") == "RUNNING" and data.get("current_phase") != "done"

@@ -1,0 +1,306 @@
+"""Response files and the poll loop (seeds 000, 002, 004), with a scripted agent API.
+
+The API is a small scripted object (one status per poll, optional file write on a poll)
+and time is a manual clock that `sleep` advances, so every rule runs exactly and fast.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
+from baton.handoff import (
+    Archive,
+    Handoff,
+    clear_stale_response,
+    ensure_response_dir,
+    response_file_instruction,
+    response_path_for,
+)
+from baton.runlog import RunLog
+
+
+class ManualClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class ScriptedApi:
+    """Answers get_status from a list (the last entry repeats); runs hooks on given polls."""
+
+    def __init__(self, statuses: list[str], hooks: dict[int, Callable[[], None]] | None = None):
+        self.statuses = statuses
+        self.hooks = hooks or {}
+        self.polls = 0
+        self.calls: list[str] = []
+        self.sent: list[tuple[str, str]] = []
+        self.last_output = "terminal output"
+
+    def send_input(self, terminal_id: str, message: str) -> None:
+        self.calls.append("send_input")
+        self.sent.append((terminal_id, message))
+
+    def get_status(self, terminal_id: str) -> str:
+        self.calls.append("get_status")
+        hook = self.hooks.get(self.polls)
+        if hook:
+            hook()
+        status = self.statuses[min(self.polls, len(self.statuses) - 1)]
+        self.polls += 1
+        return status
+
+    def get_last_output(self, terminal_id: str) -> str:
+        self.calls.append("get_last_output")
+        return self.last_output
+
+
+def _handoff(
+    tmp_path: Path,
+    api: ScriptedApi,
+    *,
+    strict: bool = True,
+    grace: float = 30,
+    timeout: float = 1800,
+) -> tuple[Handoff, ManualClock, io.StringIO]:
+    clock = ManualClock()
+    log = io.StringIO()
+    handoff = Handoff(
+        api,
+        tmp_path,
+        archive=Archive(tmp_path / ".tmp" / "run"),
+        poll_seconds=2,
+        idle_grace_seconds=grace,
+        response_timeout=timeout,
+        strict=strict,
+        log=RunLog(log),
+        clock=clock,
+        sleep=clock.sleep,
+    )
+    return handoff, clock, log
+
+
+def _writer(path: Path, text: str) -> Callable[[], None]:
+    def write() -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    return write
+
+
+# --- paths, cleanup, directory (seed 000) ---
+
+
+def test_each_role_resolves_to_the_correct_file(tmp_path: Path) -> None:
+    base = tmp_path.resolve() / ".tmp" / "agent-responses"
+    expected = {
+        "analyst": "analyst_summary.md",
+        "analyst_review": "analyst_review.md",
+        "programmer": "programmer_summary.md",
+        "programmer_review": "programmer_review.md",
+        "tester": "test_result.md",
+    }
+    for role, name in expected.items():
+        assert response_path_for(role, tmp_path) == base / name
+    assert response_path_for("peer_analyst", tmp_path) == base / "analyst_review.md"
+
+
+def test_stale_file_from_previous_run_exists(tmp_path: Path) -> None:
+    path = response_path_for("analyst", tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("old answer")
+    clear_stale_response("analyst", tmp_path)
+    assert not path.exists()
+
+
+def test_no_stale_file_exists(tmp_path: Path) -> None:
+    clear_stale_response("analyst", tmp_path)  # no error
+
+
+def test_directory_does_not_exist(tmp_path: Path) -> None:
+    directory = ensure_response_dir(tmp_path / "a" / "b")
+    assert directory.is_dir()
+    assert directory == (tmp_path / "a" / "b").resolve() / ".tmp" / "agent-responses"
+
+
+# --- the poll loop (seeds 000, 002, 004) ---
+
+
+def test_agent_writes_response_file_and_terminal_becomes_idle(tmp_path: Path) -> None:
+    path = response_path_for("analyst", tmp_path)
+    api = ScriptedApi(["processing", "processing", "idle"], {2: _writer(path, "ANALYST_SUMMARY")})
+    handoff, _, _ = _handoff(tmp_path, api)
+    assert handoff.wait_for_response_file("t1", "analyst") == "ANALYST_SUMMARY"
+    assert not path.exists()  # archived, not left behind
+    archived = list((tmp_path / ".tmp" / "run").iterdir())
+    assert [p.name for p in archived] == ["001-analyst.md"]
+    assert archived[0].read_text() == "ANALYST_SUMMARY"
+
+
+def test_file_is_not_read_while_the_agent_is_still_processing(tmp_path: Path) -> None:
+    path = response_path_for("tester", tmp_path)
+    api = ScriptedApi(["processing"] * 5 + ["completed"], {1: _writer(path, "RESULT: PASS")})
+    handoff, _, _ = _handoff(tmp_path, api)
+    assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
+    assert api.polls == 6
+
+
+def test_terminal_enters_error_state(tmp_path: Path) -> None:
+    api = ScriptedApi(["processing", "error"])
+    handoff, _, _ = _handoff(tmp_path, api)
+    with pytest.raises(AgentErrorStatus) as raised:
+        handoff.wait_for_response_file("t9", "programmer")
+    assert isinstance(raised.value, RuntimeError)
+    assert "t9" in str(raised.value)
+
+
+def test_error_state_wins_even_with_a_file(tmp_path: Path) -> None:
+    path = response_path_for("analyst", tmp_path)
+    api = ScriptedApi(["error"], {0: _writer(path, "x")})
+    handoff, _, _ = _handoff(tmp_path, api)
+    with pytest.raises(AgentErrorStatus):
+        handoff.wait_for_response_file("t1", "analyst")
+
+
+def test_agent_ignores_file_instruction_but_terminal_finishes_strict_mode(tmp_path: Path) -> None:
+    api = ScriptedApi(["processing", "idle"])
+    handoff, clock, _ = _handoff(tmp_path, api, strict=True)
+    with pytest.raises(MissingResponseError) as raised:
+        handoff.wait_for_response_file("t1", "analyst")
+    assert isinstance(raised.value, RuntimeError)
+    assert "get_last_output" not in api.calls
+    assert 30 <= clock.now <= 34  # grace counted from the first idle poll after processing
+
+
+def test_agent_ignores_file_instruction_but_terminal_finishes_default_mode(tmp_path: Path) -> None:
+    api = ScriptedApi(["processing", "completed"])
+    api.last_output = "ANALYST_SUMMARY from the screen"
+    handoff, _, log = _handoff(tmp_path, api, strict=False)
+    assert handoff.wait_for_response_file("t1", "analyst") == "ANALYST_SUMMARY from the screen"
+    archived = list((tmp_path / ".tmp" / "run").iterdir())
+    assert [p.read_text() for p in archived] == ["ANALYST_SUMMARY from the screen"]
+    assert "last terminal output" in log.getvalue()
+
+
+def test_timeout_with_terminal_still_processing(tmp_path: Path) -> None:
+    api = ScriptedApi(["processing"])
+    handoff, clock, _ = _handoff(tmp_path, api, timeout=100)
+    with pytest.raises(HandoffTimeout) as raised:
+        handoff.wait_for_response_file("t1", "tester")
+    assert isinstance(raised.value, TimeoutError)
+    assert 100 <= clock.now <= 102
+
+
+def test_stale_idle_before_processing_does_not_start_the_grace_timer(tmp_path: Path) -> None:
+    """Seed 002: the old idle prompt is seen for 20s, then the agent works for 60s."""
+    path = response_path_for("programmer", tmp_path)
+    statuses = ["idle"] * 10 + ["processing"] * 30 + ["completed"]
+    api = ScriptedApi(statuses, {40: _writer(path, "PROGRAMMER_SUMMARY")})
+    handoff, _, log = _handoff(tmp_path, api, grace=30)
+    assert handoff.wait_for_response_file("t1", "programmer") == "PROGRAMMER_SUMMARY"
+    assert "never showed it started" not in log.getvalue()
+
+
+def test_startup_guard_is_force_released_after_idle_grace(tmp_path: Path) -> None:
+    api = ScriptedApi(["idle"])
+    handoff, clock, log = _handoff(tmp_path, api, grace=30)
+    with pytest.raises(MissingResponseError):
+        handoff.wait_for_response_file("t1", "analyst")
+    assert "never showed it started working" in log.getvalue()
+    assert 60 <= clock.now <= 64  # startup guard + grace: 2 x IDLE_GRACE_SECONDS
+
+
+def test_fast_agent_that_wrote_its_file_is_taken_without_ever_seen_processing(
+    tmp_path: Path,
+) -> None:
+    path = response_path_for("tester", tmp_path)
+    api = ScriptedApi(["completed"], {0: _writer(path, "RESULT: PASS")})
+    handoff, _, _ = _handoff(tmp_path, api)
+    assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
+
+
+def test_idle_since_resets_on_each_non_idle_poll(tmp_path: Path) -> None:
+    """Spinner flicker: idle for 28s, processing again, idle 28s... never reaches the grace."""
+    path = response_path_for("analyst", tmp_path)
+    flicker = (["processing"] + ["idle"] * 14) * 4
+    api = ScriptedApi([*flicker, "processing", "idle"], {len(flicker) + 1: _writer(path, "done")})
+    handoff, _, _ = _handoff(tmp_path, api, grace=30)
+    assert handoff.wait_for_response_file("t1", "analyst") == "done"
+
+
+def test_waiting_user_answer_counts_as_started_and_is_logged_once_per_episode(
+    tmp_path: Path,
+) -> None:
+    path = response_path_for("analyst", tmp_path)
+    statuses = ["idle"] + ["waiting_user_answer"] * 5 + ["processing"] + ["waiting_user_answer"] * 3
+    statuses += ["idle"] * 20
+    api = ScriptedApi(statuses, {len(statuses) - 1: _writer(path, "late")})
+    handoff, _, log = _handoff(tmp_path, api, grace=30, timeout=10_000)
+    with pytest.raises(MissingResponseError):
+        # The agent went idle after the dialogs and wrote nothing within the grace.
+        handoff.wait_for_response_file("t1", "analyst")
+    assert log.getvalue().count("waiting for a user answer") == 2
+    assert "analyst (terminal t1)" in log.getvalue()
+
+
+def test_waiting_user_answer_is_never_treated_as_done(tmp_path: Path) -> None:
+    path = response_path_for("analyst", tmp_path)
+    api = ScriptedApi(["waiting_user_answer"] * 50 + ["idle"], {3: _writer(path, "answer")})
+    handoff, clock, _ = _handoff(tmp_path, api)
+    assert handoff.wait_for_response_file("t1", "analyst") == "answer"
+    assert clock.now >= 100  # it waited through the dialog
+
+
+def test_normal_send_and_wait_flow(tmp_path: Path) -> None:
+    path = response_path_for("analyst", tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("stale")
+    api = ScriptedApi(["processing", "idle"])
+    api.hooks = {1: _writer(path, "fresh")}
+    original_send = api.send_input
+
+    def send(terminal_id: str, message: str) -> None:
+        assert not path.exists(), "the stale file must be gone before the prompt is sent"
+        original_send(terminal_id, message)
+
+    api.send_input = send  # type: ignore[method-assign]
+    handoff, _, _ = _handoff(tmp_path, api)
+    assert handoff.send_and_wait("t1", "analyst", "the prompt") == "fresh"
+    assert api.calls[0] == "send_input" and api.calls[1] == "get_status"
+    assert api.sent == [("t1", "the prompt")]
+
+
+def test_archive_numbers_answers_and_never_overwrites(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "run")
+    first = archive.store_text("one", "analyst")
+    second = archive.store_text("two", "analyst_review")
+    assert (first.name, second.name) == ("001-analyst.md", "002-analyst_review.md")
+    again = Archive(tmp_path / "run")  # a resumed run continues the numbering
+    assert again.store_text("three", "tester").name == "003-tester.md"
+
+
+def test_response_file_instruction_is_atomic_and_quote_safe(tmp_path: Path) -> None:
+    import subprocess
+
+    path = tmp_path / "it's here" / ".tmp" / "agent-responses" / "test_result.md"
+    instruction = response_file_instruction(path, token="abc123")
+    assert instruction.startswith("RESPONSE FILE INSTRUCTION")
+    assert str(path) in instruction
+    # Run the command the agent is told to run, with a nasty answer in place.
+    lines = instruction.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("mkdir -p"))
+    command = "\n".join(lines[start : start + 4])
+    answer = "RESULT: PASS\nEVIDENCE: `echo $HOME` \"quoted\" 'single' ünïcødé\nEOF\n"
+    command = command.replace("<your complete final response>", answer.rstrip("\n"))
+    subprocess.run(["bash", "-c", command], check=True)
+    assert path.read_text() == answer
+    assert [p.name for p in path.parent.iterdir()] == ["test_result.md"]
