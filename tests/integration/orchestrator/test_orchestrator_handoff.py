@@ -1,0 +1,85 @@
+"""The file handoff as `baton run` lives it: startup race, strict/fallback, error, timeout."""
+
+from __future__ import annotations
+
+from tests.integration.orchestrator.conftest import Project
+from tests.integration.orchestrator.fake_cao import Turn, answer_plan, canned_answer
+
+
+def test_startup_race_with_a_stale_idle_status(project: Project) -> None:
+    """The programmer shows its old idle prompt longer than IDLE_GRACE_SECONDS, then works."""
+    project.cao.behaviour["programmer"] = lambda turn: answer_plan(turn, stale_idle=1.0)
+    run = project.run(IDLE_GRACE_SECONDS="0.7", MAX_ROUNDS="1")
+    assert run.returncode == 0, run.stderr
+    assert "did not write" not in run.stderr
+
+
+def test_agent_that_never_starts_is_released_after_the_guard(project: Project) -> None:
+    project.cao.behaviour["analyst"] = lambda turn: []  # input taken, nothing ever happens
+    run = project.run(IDLE_GRACE_SECONDS="0.3")
+    assert run.returncode == 1
+    assert "never showed it started working" in run.stderr
+    assert "did not write" in run.stderr
+
+
+def _no_file(turn: Turn) -> list:
+    text = canned_answer(turn)
+    return [("status", "processing"), ("sleep", 0.1), ("output", text), ("status", "completed")]
+
+
+def test_strict_mode_stops_when_the_agent_writes_no_file(project: Project) -> None:
+    project.cao.behaviour["peer_analyst"] = _no_file
+    run = project.run(IDLE_GRACE_SECONDS="0.3")
+    assert run.returncode == 1
+    lines = [line for line in run.stderr.splitlines() if line.startswith("baton: error:")]
+    assert len(lines) == 1
+    assert "analyst_review.md" in lines[0] and "STRICT_FILE_HANDOFF" in lines[0]
+    assert "Traceback" not in run.stderr
+    state = project.state()
+    assert state["final_status"] == "RUNNING"  # resumable
+    assert state["current_phase"] == "analyst" and state["current_step"] == "review"
+    assert not any(r.path.endswith("/output") for r in project.cao.requests)
+
+
+def test_fallback_mode_uses_the_terminal_output(project: Project) -> None:
+    project.cao.behaviour["peer_analyst"] = _no_file
+    run = project.run(IDLE_GRACE_SECONDS="0.3", STRICT_FILE_HANDOFF="0")
+    assert run.returncode == 0, run.stderr
+    assert "using its last terminal output" in run.stderr
+    reviews = [p for p in project.archives() if p.name.endswith("-analyst_review.md")]
+    assert reviews and reviews[0].read_text().startswith("REVIEW_RESULT: REVISE")
+    assert any(
+        r.path.endswith("/output") and r.query == {"mode": "last"} for r in project.cao.requests
+    )
+
+
+def test_error_state(project: Project) -> None:
+    project.cao.behaviour["programmer"] = lambda turn: [
+        ("status", "processing"),
+        ("sleep", 0.1),
+        ("status", "error"),
+    ]
+    run = project.run()
+    assert run.returncode == 1
+    assert "programmer (terminal" in run.stderr and "status error" in run.stderr
+    state = project.state()
+    assert state["final_status"] == "RUNNING" and state["current_phase"] == "programmer"
+
+
+def test_response_timeout(project: Project) -> None:
+    project.cao.behaviour["tester"] = lambda turn: [("status", "processing")]
+    run = project.run(RESPONSE_TIMEOUT="0.5")
+    assert run.returncode == 1
+    assert "tester (terminal" in run.stderr and "RESPONSE_TIMEOUT=0.5" in run.stderr
+    assert project.state()["current_phase"] == "tester"
+
+
+def test_waiting_user_answer_is_reported_and_waited_out(project: Project) -> None:
+    def dialog_first(turn: Turn) -> list:
+        return [("status", "waiting_user_answer"), ("sleep", 0.8), *answer_plan(turn)]
+
+    project.cao.behaviour["tester"] = dialog_first
+    run = project.run(IDLE_GRACE_SECONDS="0.3")
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("is waiting for a user answer") == 1
+    assert "tester (terminal" in run.stderr
