@@ -1,8 +1,9 @@
 """SIGINT/SIGTERM as `RunInterrupted`, deferred while the run state is being updated.
 
 A signal normally interrupts whatever the run is doing (usually a poll sleep). Inside a
-`critical()` block (changing and saving the state) it is held until the block ends, so a
-saved state is never half-updated.
+`critical()` block (sending a prompt, changing and saving the state) it is held until the
+block ends, so a saved state is never half-updated and a prompt that went out is always
+recorded as sent. A second signal while one is held stops the run at once.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ class SignalGuard:
         self._previous.clear()
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        if self._depth:
-            self._pending = self._pending or signum
+        if self._depth and self._pending is None:
+            self._pending = signum
             return
-        raise RunInterrupted(signum)
+        raise RunInterrupted(signum)  # not held, or a second signal: stop at once
 
     @contextmanager
     def critical(self) -> Iterator[None]:

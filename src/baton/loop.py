@@ -339,11 +339,6 @@ class Orchestrator:
             self.handoff.ensure_response_dir()
             self.handoff.clear_stale_response(role)
             self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
-            try:
-                self.api.send_input(terminal_id, message)
-            except BaseException:
-                self.explore.forget(terminal_id)
-                raise
 
             def sent() -> None:
                 state.awaiting = {
@@ -352,7 +347,15 @@ class Orchestrator:
                     "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 }
 
-            self._transition(sent, clear_awaiting=False)
+            # Held signals: once the prompt went out, the state must say so (resume then
+            # waits for the answer instead of typing the prompt a second time).
+            with self.signals.critical():
+                try:
+                    self.api.send_input(terminal_id, message)
+                except BaseException:
+                    self.explore.forget(terminal_id)
+                    raise
+                self._transition(sent, clear_awaiting=False)
         response = self.handoff.wait_for_response(terminal_id, role)
         if not response.text.strip():
             raise MissingResponseError(

@@ -1,0 +1,54 @@
+"""SignalGuard: signals become RunInterrupted, held inside critical blocks."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from baton.errors import RunInterrupted
+from baton.interrupts import SignalGuard
+
+
+@pytest.fixture
+def guard() -> Iterator[SignalGuard]:
+    guard = SignalGuard()
+    guard.install()
+    yield guard
+    guard.restore()
+
+
+def test_signal_raises_run_interrupted(guard: SignalGuard) -> None:
+    with pytest.raises(RunInterrupted) as raised:
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert raised.value.signum == signal.SIGTERM
+
+
+def test_signal_is_held_until_the_critical_block_ends(guard: SignalGuard) -> None:
+    steps = []
+    with pytest.raises(RunInterrupted) as raised, guard.critical():
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("finished the block")
+    assert steps == ["finished the block"]
+    assert raised.value.signum == signal.SIGINT
+
+
+def test_second_signal_stops_at_once(guard: SignalGuard) -> None:
+    steps = []
+    with pytest.raises(RunInterrupted), guard.critical():
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("first held")
+        os.kill(os.getpid(), signal.SIGINT)
+        steps.append("never reached")
+    assert steps == ["first held"]
+
+
+def test_restore_puts_back_the_previous_handlers() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    guard = SignalGuard()
+    guard.install()
+    assert signal.getsignal(signal.SIGINT) is not before
+    guard.restore()
+    assert signal.getsignal(signal.SIGINT) is before

@@ -1,0 +1,55 @@
+"""`baton status`: the summary of a state file."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from baton.errors import StateFileError
+from baton.state import RunState, save_state
+from baton.state_view import default_state_file, show_status
+
+
+def test_running_state_summary(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    state = RunState(
+        api="http://127.0.0.1:9889",
+        provider="codex",
+        wd="/w",
+        current_round=3,
+        current_phase="programmer",
+        current_cycle=2,
+        current_step="review",
+        session_name="cao-1",
+        terminals={"analyst": "a1", "tester": "t1"},
+        awaiting={"role": "programmer_review", "terminal_id": "p2"},
+    )
+    save_state(state, path)
+    out = io.StringIO()
+    assert show_status(path, {}, out=out) == 0
+    text = out.getvalue()
+    assert "RUNNING: round 3, phase programmer (review cycle 2, review step)" in text
+    assert "waiting for programmer_review" in text
+    assert "session:    cao-1" in text
+    assert "analyst=a1" in text and "tester=t1" in text and "programmer=-" in text
+    assert "updated:    20" in text
+
+
+def test_finished_state_summary(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    save_state(RunState(final_status="PASS", current_phase="done", current_round=2), path)
+    out = io.StringIO()
+    show_status(path, {}, out=out)
+    assert "PASS: finished in round 2" in out.getvalue()
+
+
+def test_default_state_file_follows_state_file_then_wd(tmp_path: Path) -> None:
+    assert default_state_file({"STATE_FILE": "/x/s.json", "WD": "/w"}) == Path("/x/s.json")
+    assert default_state_file({"WD": "/w"}) == Path("/w/.tmp/codex-3agents-loop-state.json")
+
+
+def test_missing_state_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(StateFileError, match="no state file"):
+        show_status(None, {"WD": str(tmp_path)}, out=io.StringIO())
