@@ -1,0 +1,53 @@
+"""Both halves together: `baton run` drives `baton serve` (real tmux, the scripted agent).
+
+The sample project's scripted agents do real work: the first patch leaves a unit test
+failing (a real FAIL from the tester), the second fixes it (a real PASS).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.support.server import ServerProcess
+
+from baton.demo.sample import write_sample_project
+
+pytestmark = pytest.mark.tmux
+
+
+def test_two_rounds_against_baton_serve(baton_server: ServerProcess, tmp_path: Path) -> None:
+    project = write_sample_project(tmp_path / "project")
+    env = {
+        **os.environ,
+        "API": baton_server.base_url,
+        "PROVIDER": "scripted",
+        "WD": str(project.root),
+        "PROMPT": project.prompt(),
+        "POLL_SECONDS": "0.2",
+        "IDLE_GRACE_SECONDS": "5",
+        "CLEANUP_ON_EXIT": "1",
+    }
+    for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS"):
+        env.pop(name, None)
+    completed = subprocess.run(
+        [sys.executable, "-m", "baton", "run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "round 1/8 · tester phase: RESULT: FAIL" in completed.stderr
+    assert "round 2/8 · tester phase: RESULT: PASS" in completed.stderr
+    archives = sorted((project.root / ".tmp").glob("2*/*-tester.md"))
+    assert [p.read_text().splitlines()[0] for p in archives] == ["RESULT: FAIL", "RESULT: PASS"]
+    # The unit tests of the sample project really pass now.
+    check = subprocess.run(
+        project.test_command, shell=True, cwd=project.root, capture_output=True, check=False
+    )
+    assert check.returncode == 0
