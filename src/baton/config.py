@@ -109,6 +109,8 @@ class Settings:
         set_(self, "api", self.api.rstrip("/"))
         for key in SETTING_KEYS:
             _check_range(key, getattr(self, key.attribute))
+        if not self.wd.is_dir():
+            raise ConfigError(f"WD: not a directory: {self.wd}")
         if not self.api.startswith(("http://", "https://")):
             raise ConfigError(f"API: expected an http:// or https:// URL, got {self.api!r}")
         if not self.provider.strip():

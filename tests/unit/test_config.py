@@ -281,3 +281,8 @@ def test_settings_built_directly_with_overrides(tmp_path: Path) -> None:
 
 def test_token_is_not_shown_in_repr(tmp_path: Path) -> None:
     assert "secret" not in repr(Settings(wd=tmp_path, token="secret"))
+
+
+def test_wd_must_be_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="WD: not a directory"):
+        load_settings(None, {"WD": str(tmp_path / "missing")})
