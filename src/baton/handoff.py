@@ -100,7 +100,9 @@ def response_file_instruction(path: Path, *, token: str | None = None) -> str:
     path = Path(path)
     token = token or secrets.token_hex(4)
     delimiter = f"BATON_END_{token.upper()}"
-    temporary = path.with_name(f".{path.name}.{token}.tmp")
+    # The temporary name shares no `.md` suffix with the real one, so nothing that looks
+    # for the response file can mistake it for the answer.
+    temporary = path.with_name(f".{path.stem}.{token}.partial")
     directory = shlex.quote(str(path.parent))
     quoted_tmp, quoted_final = shlex.quote(str(temporary)), shlex.quote(str(path))
     return "\n".join(
