@@ -70,8 +70,8 @@ class ApiClient:
     # --- the API ---
 
     def health(self) -> dict[str, Any]:
-        """`GET /health`; raises ApiUnreachableError when nothing answers."""
-        return self._json("GET", "/health")
+        """`GET /health`, not retried: at startup, nothing listening should be said at once."""
+        return self._json("GET", "/health", retry=False)
 
     def create_session(
         self,
@@ -149,8 +149,8 @@ class ApiClient:
     def _url(self, path: str) -> str:
         return f"{self.base_url}{path}"
 
-    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = self._send(method, path, **kwargs)
+    def _json(self, method: str, path: str, *, retry: bool = True, **kwargs: Any) -> dict[str, Any]:
+        response = self._send(method, path, retry=retry, **kwargs)
         if response.status_code >= 400:
             raise ApiHttpError(method, self._url(path), response.status_code, _detail(response))
         try:
@@ -159,8 +159,8 @@ class ApiClient:
             raise ApiError(f"{method} {self._url(path)}: the answer is not JSON") from None
         return data if isinstance(data, dict) else {"value": data}
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        delays = self._read_retry_delays if method == "GET" else ()
+    def _send(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> httpx.Response:
+        delays = self._read_retry_delays if method == "GET" and retry else ()
         attempt = 0
         while True:
             try:
