@@ -17,38 +17,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from baton.client import ApiClient
+from baton.composer import PromptComposer
 from baton.config import Settings
-from baton.errors import ApiHttpError, ConfigError, MissingResponseError, StateFileError
+from baton.errors import ApiHttpError, MissingResponseError, StateFileError
 from baton.handoff import Archive, Handoff, Response
 from baton.interrupts import SignalGuard
-from baton.prompts import (
-    ExploreTracker,
-    PromptParts,
-    build_analyst_prompt,
-    build_analyst_review_prompt,
-    build_programmer_prompt,
-    build_programmer_review_prompt,
-    build_tester_prompt,
-    parse_prompt,
-)
+from baton.prompts import ExploreTracker
 from baton.review import (
     ReviewKind,
-    condense_cross_phase,
     evaluate_review,
-    extract_review_notes,
     extract_test_evidence,
     tester_result,
 )
 from baton.roles import ROLE_BY_TERMINAL
 from baton.runlog import RunLog
-from baton.state import (
-    NO_FEEDBACK,
-    OUTPUT_KEYS,
-    RunState,
-    load_state,
-    save_state,
-    should_auto_resume,
-)
+from baton.startup import prepare_run
+from baton.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
 from baton.team import cleanup_terminals, init_new_run, verify_resume_terminals
 
 __all__ = ["Orchestrator", "run_orchestrator"]
@@ -62,13 +46,29 @@ class _ReviewPhase:
     kind: ReviewKind
     feedback_attr: str  # where the reviewer's notes go for the next cycle
     next_phase: str
+    author_prompt: Callable[[PromptComposer, int], str]
+    review_prompt: Callable[[PromptComposer, int], str]
 
 
 _ANALYST = _ReviewPhase(
-    "analyst", "analyst", "peer_analyst", "analyst", "analyst_feedback", "programmer"
+    "analyst",
+    "analyst",
+    "peer_analyst",
+    "analyst",
+    "analyst_feedback",
+    "programmer",
+    PromptComposer.analyst,
+    PromptComposer.analyst_review,
 )
 _PROGRAMMER = _ReviewPhase(
-    "programmer", "programmer", "peer_programmer", "programmer", "programmer_feedback", "tester"
+    "programmer",
+    "programmer",
+    "peer_programmer",
+    "programmer",
+    "programmer_feedback",
+    "tester",
+    PromptComposer.programmer,
+    PromptComposer.programmer_review,
 )
 _PHASE_OUTPUTS = {
     "analyst": ("analyst", "analyst_review"),
@@ -103,7 +103,6 @@ class Orchestrator:
         self.signals = SignalGuard()
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
-        self.outcome = "stopped"
 
     # --- the whole run ---
 
@@ -118,26 +117,31 @@ class Orchestrator:
             self.signals.restore()
 
     def _run(self) -> int:
-        state, resumed, parts = self._prepare()
-        self.archive = Archive(Path(state.archive_dir)) if state.archive_dir else None
-        if self.archive is None:
-            self.archive = Archive.for_run(self.settings.wd)
+        prepared = prepare_run(self.settings, self.log)
+        state = prepared.state
+        archive = (
+            Archive(Path(state.archive_dir))
+            if state.archive_dir
+            else Archive.for_run(self.settings.wd)
+        )
         self._health_check()
-        if resumed:
+        if prepared.resumed:
             verify_resume_terminals(self.api, state)
         else:
             self.log.info(f"starting a new run in {self.settings.wd} (API {self.settings.api})")
             init_new_run(self.api, self.settings, state, self.log)
-        state.archive_dir = str(self.archive.directory)
+        state.archive_dir = str(archive.directory)
         self.state = state
         self.explore = ExploreTracker(
-            parts.explore_summary, self.settings.condense_explore_on_repeat, set(state.explore_sent)
+            prepared.parts.explore_summary,
+            self.settings.condense_explore_on_repeat,
+            set(state.explore_sent),
         )
-        self.parts = parts
+        self.prompts = PromptComposer(self.settings, state, prepared.parts, self.explore)
         self.handoff = Handoff(
             self.api,
             self.settings.wd,
-            archive=self.archive,
+            archive=archive,
             poll_seconds=self.settings.poll_seconds,
             idle_grace_seconds=self.settings.idle_grace_seconds,
             response_timeout=self.settings.response_timeout,
@@ -148,58 +152,8 @@ class Orchestrator:
         with self.signals.critical():
             self._save()
         self.log.info(f"state file: {self.state_path}")
-        self.log.info(f"answers are archived under {self.archive.directory}")
+        self.log.info(f"answers are archived under {archive.directory}")
         return self._rounds()
-
-    # --- setup: new run or resume ---
-
-    def _prepare(self) -> tuple[RunState, bool, PromptParts]:
-        """Decide between resuming and a new run; check the prompt before any terminal."""
-        settings = self.settings
-        resume = settings.resume
-        if resume is True and not self.state_path.is_file():
-            raise StateFileError(f"RESUME=1 but there is no state file at {self.state_path}")
-        if resume is None:
-            resume = should_auto_resume(self.state_path)
-        if resume:
-            state = load_state(self.state_path)
-            if state.final_status != "RUNNING" or state.current_phase == "done":
-                raise StateFileError(
-                    f"the run in {self.state_path} already finished ({state.final_status}); "
-                    "unset RESUME to start a new run"
-                )
-            prompt, source = state.prompt, f"the state file {self.state_path}"
-            if settings.prompt is not None:
-                if settings.prompt != state.prompt:
-                    self.log.info("resuming with the prompt given now (it differs from the saved)")
-                    state.explore_sent = []
-                prompt, source = settings.prompt, settings.prompt_source
-            if not prompt.strip():
-                raise ConfigError(f"no prompt: {source} has none; set PROMPT or PROMPT_FILE")
-            parts = parse_prompt(prompt, source=source)
-            state.prompt = prompt
-            self._note_resume(state)
-            return state, True, parts
-        if settings.prompt is None:
-            raise ConfigError("no prompt: set PROMPT or PROMPT_FILE (or prompt in the config)")
-        parts = parse_prompt(settings.prompt, source=settings.prompt_source)
-        state = RunState(
-            api=settings.api,
-            provider=settings.provider,
-            wd=str(settings.wd),
-            prompt=settings.prompt,
-        )
-        return state, False, parts
-
-    def _note_resume(self, state: RunState) -> None:
-        where = f"round {state.current_round}, phase {state.current_phase}"
-        if state.current_phase in ("analyst", "programmer"):
-            where += f", cycle {state.current_cycle}, {state.current_step} step"
-        self.log.info(
-            f"resuming the run in {self.state_path} ({where}; session {state.session_name})"
-        )
-        if state.api and state.api.rstrip("/") != self.settings.api:
-            self.log.warning(f"the saved run used API {state.api}; now using {self.settings.api}")
 
     def _health_check(self) -> None:
         with contextlib.suppress(ApiHttpError):  # a server without /health serves the rest
@@ -244,9 +198,13 @@ class Orchestrator:
             where = f"round {state.current_round}/{self.settings.max_rounds} · {phase.name} phase"
             where += f" · cycle {cycle}/{limit}"
             if state.current_step == "author":
-                answer = self._ask(phase.author, where, lambda c=cycle: self._prompt(phase, c))
+                answer = self._ask(
+                    phase.author, where, lambda c=cycle: phase.author_prompt(self.prompts, c)
+                )
                 self._transition(lambda a=answer: self._record_author(phase, a))
-            review = self._ask(phase.reviewer, where, lambda c=cycle: self._review_prompt(phase, c))
+            review = self._ask(
+                phase.reviewer, where, lambda c=cycle: phase.review_prompt(self.prompts, c)
+            )
             decision = evaluate_review(
                 review.text,
                 cycle,
@@ -255,7 +213,7 @@ class Orchestrator:
                 require_evidence=self.settings.require_review_evidence,
                 min_match=self.settings.review_evidence_min_match,
             )
-            notes = self._condense_notes(review.text)
+            notes = self.prompts.review_feedback(review.text)
             reviewer = ROLE_BY_TERMINAL[phase.reviewer].title
             if decision.approved:
                 self.log.info(f"{where}: {reviewer} {decision.reason} → {phase.next_phase} phase")
@@ -288,7 +246,7 @@ class Orchestrator:
         """Run the tester: "PASS", "FAIL" (no rounds left) or "NEXT" (a new round started)."""
         state = self._state
         where = f"round {state.current_round}/{self.settings.max_rounds} · tester phase"
-        answer = self._ask("tester", where, self._tester_prompt)
+        answer = self._ask("tester", where, self.prompts.tester)
         verdict = tester_result(answer.text)
         evidence = extract_test_evidence(answer.text, self.settings.max_feedback_lines)
         last = state.current_round >= self.settings.max_rounds
@@ -313,7 +271,7 @@ class Orchestrator:
             state.programmer_feedback = NO_FEEDBACK
             for key in OUTPUT_KEYS:
                 state.outputs[key] = ""
-            self._output_files().clear()
+            state.output_files.clear()
             self._enter_phase("analyst")
 
         self._transition(record)
@@ -364,79 +322,6 @@ class Orchestrator:
             )
         return response
 
-    # --- prompts ---
-
-    def _explore(self, terminal_key: str) -> str:
-        return self.explore.explore_block_for(self._state.terminals[terminal_key])
-
-    def _path(self, terminal_key: str) -> Path:
-        return self.handoff.response_path_for(ROLE_BY_TERMINAL[terminal_key])
-
-    def _cross_phase(self, output_key: str, kind: ReviewKind) -> str:
-        text = self._state.outputs[output_key]
-        if not self.settings.condense_cross_phase:
-            return text
-        return condense_cross_phase(
-            text,
-            kind,
-            self.settings.max_cross_phase_lines,
-            full_text_at=self._output_files().get(output_key),
-        )
-
-    def _prompt(self, phase: _ReviewPhase, cycle: int) -> str:
-        state = self._state
-        if phase is _ANALYST:
-            return build_analyst_prompt(
-                explore_block=self._explore("analyst"),
-                round_number=state.current_round,
-                cycle=cycle,
-                tester_feedback=state.feedback,
-                peer_feedback=state.analyst_feedback,
-                response_path=self._path("analyst"),
-            )
-        return build_programmer_prompt(
-            explore_block=self._explore("programmer"),
-            round_number=state.current_round,
-            cycle=cycle,
-            analyst_output=self._cross_phase("analyst", "analyst"),
-            peer_feedback=state.programmer_feedback,
-            project_test_cmd=self.settings.project_test_cmd,
-            response_path=self._path("programmer"),
-            condense_upstream=self.settings.condense_upstream_on_repeat,
-        )
-
-    def _review_prompt(self, phase: _ReviewPhase, cycle: int) -> str:
-        state = self._state
-        if phase is _ANALYST:
-            return build_analyst_review_prompt(
-                explore_block=self._explore("peer_analyst"),
-                round_number=state.current_round,
-                cycle=cycle,
-                analyst_output=state.outputs["analyst"],
-                response_path=self._path("peer_analyst"),
-            )
-        return build_programmer_review_prompt(
-            explore_block=self._explore("peer_programmer"),
-            round_number=state.current_round,
-            cycle=cycle,
-            programmer_output=state.outputs["programmer"],
-            project_test_cmd=self.settings.project_test_cmd,
-            response_path=self._path("peer_programmer"),
-        )
-
-    def _tester_prompt(self) -> str:
-        return build_tester_prompt(
-            scenario_test=self.parts.scenario_test,
-            round_number=self._state.current_round,
-            programmer_output=self._cross_phase("programmer", "programmer"),
-            response_path=self._path("tester"),
-        )
-
-    def _condense_notes(self, text: str) -> str:
-        if self.settings.condense_review_feedback:
-            return extract_review_notes(text, self.settings.max_feedback_lines)
-        return text.strip()
-
     # --- state changes ---
 
     @property
@@ -444,15 +329,9 @@ class Orchestrator:
         assert self.state is not None
         return self.state
 
-    def _output_files(self) -> dict[str, str]:
-        files = self._state.extra.setdefault("output_files", {})
-        if not isinstance(files, dict):
-            files = self._state.extra["output_files"] = {}
-        return files
-
     def _store_file(self, output_key: str, response: Response) -> None:
         if response.archived_to is not None:
-            self._output_files()[output_key] = str(response.archived_to)
+            self._state.output_files[output_key] = str(response.archived_to)
 
     def _record_author(self, phase: _ReviewPhase, answer: Response) -> None:
         state = self._state
@@ -509,7 +388,6 @@ class Orchestrator:
             state.current_phase = "done"
 
         self._transition(done)
-        self.outcome = status
 
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""

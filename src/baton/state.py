@@ -2,9 +2,9 @@
 
 Either tool resumes the other's run, so the shell script's fields keep their names and
 shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
-`explore_sent`, `archive_dir`) that the shell script ignores and that default sensibly
-when a shell-written file lacks them. Writes are atomic: a crash leaves either the old
-file or the new one, never a torn one.
+`explore_sent`, `archive_dir`, `output_files`) that the shell script ignores and that
+default sensibly when a shell-written file lacks them. Writes are atomic: a crash leaves
+either the old file or the new one, never a torn one.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class RunState:
     awaiting: dict[str, str] | None = None  # {"role", "terminal_id", "sent_at"} after a send
     explore_sent: list[str] = field(default_factory=list)
     archive_dir: str = ""
+    output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
 
     def to_json(self) -> dict[str, Any]:
@@ -99,6 +100,7 @@ class RunState:
                 "awaiting": self.awaiting,
                 "explore_sent": list(self.explore_sent),
                 "archive_dir": self.archive_dir,
+                "output_files": dict(self.output_files),
             }
         )
         return document
@@ -129,6 +131,7 @@ class RunState:
             if isinstance(data.get("explore_sent"), list)
             else [],
             archive_dir=_text(data.get("archive_dir")),
+            output_files=_string_map(data.get("output_files"), OUTPUT_KEYS, keep_empty=False),
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
         return state
@@ -156,9 +159,10 @@ def _choice(value: Any, choices: tuple[str, ...], default: str) -> str:
     return value if isinstance(value, str) and value in choices else default
 
 
-def _string_map(value: Any, keys: tuple[str, ...]) -> dict[str, str]:
+def _string_map(value: Any, keys: tuple[str, ...], *, keep_empty: bool = True) -> dict[str, str]:
     source = value if isinstance(value, dict) else {}
-    return {key: _text(source.get(key)) for key in keys}
+    mapped = {key: _text(source.get(key)) for key in keys}
+    return mapped if keep_empty else {key: text for key, text in mapped.items() if text}
 
 
 def _awaiting(value: Any) -> dict[str, str] | None:

@@ -1,0 +1,77 @@
+"""Before any terminal exists: resume or start new, and which prompt the run uses.
+
+RESUME unset resumes a RUNNING state by itself (a finished one, or phase `done`, starts a
+new run); RESUME=1 must resume; RESUME=0 always starts new. The prompt is checked here,
+so a bad one stops the run before the API is even called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from baton.config import Settings
+from baton.errors import ConfigError, StateFileError
+from baton.prompts import PromptParts, parse_prompt
+from baton.runlog import RunLog
+from baton.state import RunState, load_state, should_auto_resume
+
+__all__ = ["PreparedRun", "prepare_run"]
+
+
+@dataclass
+class PreparedRun:
+    """The state to run from, whether it is resumed, and the parsed prompt."""
+
+    state: RunState
+    resumed: bool
+    parts: PromptParts
+
+
+def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
+    """Decide between resuming and a new run; ConfigError/StateFileError when neither can."""
+    path = settings.state_path
+    resume = settings.resume
+    if resume is True and not path.is_file():
+        raise StateFileError(f"RESUME=1 but there is no state file at {path}")
+    if resume is None:
+        resume = should_auto_resume(path)
+    if resume:
+        return _resume(settings, log)
+    if settings.prompt is None:
+        raise ConfigError("no prompt: set PROMPT or PROMPT_FILE (or prompt in the config)")
+    parts = parse_prompt(settings.prompt, source=settings.prompt_source)
+    state = RunState(
+        api=settings.api,
+        provider=settings.provider,
+        wd=str(settings.wd),
+        prompt=settings.prompt,
+    )
+    return PreparedRun(state, False, parts)
+
+
+def _resume(settings: Settings, log: RunLog) -> PreparedRun:
+    path = settings.state_path
+    state = load_state(path)
+    if state.final_status != "RUNNING" or state.current_phase == "done":
+        raise StateFileError(
+            f"the run in {path} already finished ({state.final_status}); "
+            "unset RESUME to start a new run"
+        )
+    prompt, source = state.prompt, f"the state file {path}"
+    if settings.prompt is not None:
+        if settings.prompt != state.prompt:
+            log.info("resuming with the prompt given now (it differs from the saved one)")
+            state.explore_sent = []
+        prompt, source = settings.prompt, settings.prompt_source
+    if not prompt.strip():
+        raise ConfigError(f"no prompt: {source} has none; set PROMPT or PROMPT_FILE")
+    parts = parse_prompt(prompt, source=source)
+    state.prompt = prompt
+
+    where = f"round {state.current_round}, phase {state.current_phase}"
+    if state.current_phase in ("analyst", "programmer"):
+        where += f", cycle {state.current_cycle}, {state.current_step} step"
+    log.info(f"resuming the run in {path} ({where}; session {state.session_name})")
+    if state.api and state.api.rstrip("/") != settings.api:
+        log.warning(f"the saved run used API {state.api}; now using {settings.api}")
+    return PreparedRun(state, True, parts)
