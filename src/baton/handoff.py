@@ -28,7 +28,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
+from baton.errors import (
+    AgentErrorStatus,
+    ConfigError,
+    HandoffError,
+    HandoffTimeout,
+    MissingResponseError,
+)
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.runlog import RunLog, format_duration
 from baton.status import TerminalStatus
@@ -82,7 +88,10 @@ def response_path_for(role: str | Role, wd: Path) -> Path:
 def ensure_response_dir(wd: Path) -> Path:
     """Create the response directory with its parents; return it."""
     directory = response_dir(wd)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(f"WD: cannot create {directory}: {error.strerror}") from None
     return directory
 
 
@@ -243,9 +252,15 @@ class Handoff:
         """Wait for the role's answer (see the module docstring); return its text."""
         return self.wait_for_response(terminal_id, role).text
 
-    def wait_for_response(self, terminal_id: str, role: str | Role) -> Response:
-        """Wait for the role's answer (see the module docstring); return it archived."""
+    def wait_for_response(
+        self, terminal_id: str, role: str | Role, *, strict: bool | None = None
+    ) -> Response:
+        """Wait for the role's answer (see the module docstring); return it archived.
+
+        `strict` overrides STRICT_FILE_HANDOFF for this wait.
+        """
         role = resolve_role(role)
+        strict = self.strict if strict is None else strict
         path = self.response_path_for(role)
         who = f"{role.title} (terminal {terminal_id})"
         started = self._clock()
@@ -273,7 +288,7 @@ class Handoff:
                     if idle_since is None:
                         idle_since = now
                     elif now - idle_since >= self.idle_grace_seconds:
-                        return self._no_file(terminal_id, role, path, who, status)
+                        return self._no_file(terminal_id, role, path, who, status, strict)
             else:
                 agent_started = True
                 idle_since = None
@@ -296,20 +311,28 @@ class Handoff:
             self._sleep(self.poll_seconds)
 
     def _take_file(self, path: Path, role: Role, who: str, elapsed: float) -> Response:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        archived = self.archive.store_file(path, role)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            archived = self.archive.store_file(path, role)
+        except OSError as error:
+            raise HandoffError(f"cannot read and archive {path}: {error.strerror}") from None
         self.log.info(f"{who} answered after {format_duration(elapsed)}; archived to {archived}")
         return Response(text=text, archived_to=archived, from_file=True)
 
-    def _no_file(self, terminal_id: str, role: Role, path: Path, who: str, status: str) -> Response:
+    def _no_file(
+        self, terminal_id: str, role: Role, path: Path, who: str, status: str, strict: bool
+    ) -> Response:
         grace = f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}"
-        if self.strict:
+        if strict:
             raise MissingResponseError(
                 f"{who} is {status} but did not write {path} within {grace} "
                 "(STRICT_FILE_HANDOFF=1; set it to 0 to fall back to the terminal output)"
             )
         text = self.api.get_last_output(terminal_id)
-        archived = self.archive.store_text(text, role)
+        try:
+            archived = self.archive.store_text(text, role)
+        except OSError as error:
+            raise HandoffError(f"cannot archive the output of {who}: {error.strerror}") from None
         self.log.warning(
             f"{who} did not write {path} within {grace}; using its last terminal output "
             f"instead (archived to {archived})"

@@ -287,40 +287,53 @@ class Orchestrator:
         role = ROLE_BY_TERMINAL[terminal_key]
         terminal_id = state.terminals[terminal_key]
         awaiting = state.awaiting or {}
+        response: Response | None = None
         if awaiting.get("role") == role.output_key and awaiting.get("terminal_id") == terminal_id:
             self.log.info(
-                f"{where}: {role.title} (terminal {terminal_id}) was already asked; "
-                "waiting for its answer"
+                f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
+                "run stopped; waiting for that answer"
             )
-        else:
-            message = build()
-            self.handoff.ensure_response_dir()
-            self.handoff.clear_stale_response(role)
-            self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
-
-            def sent() -> None:
-                state.awaiting = {
-                    "role": role.output_key,
-                    "terminal_id": terminal_id,
-                    "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                }
-
-            # Held signals: once the prompt went out, the state must say so (resume then
-            # waits for the answer instead of typing the prompt a second time).
-            with self.signals.critical():
-                try:
-                    self.api.send_input(terminal_id, message)
-                except BaseException:
-                    self.explore.forget(terminal_id)
-                    raise
-                self._transition(sent, clear_awaiting=False)
-        response = self.handoff.wait_for_response(terminal_id, role)
+            try:
+                response = self.handoff.wait_for_response(terminal_id, role, strict=True)
+            except MissingResponseError:
+                self.log.warning(
+                    f"no answer arrived from {role.title} for the earlier prompt; sending it again"
+                )
+        if response is None:
+            self._send(terminal_key, where, build())
+            response = self.handoff.wait_for_response(terminal_id, role)
         if not response.text.strip():
             raise MissingResponseError(
                 f"{role.title} (terminal {terminal_id}) handed over an empty answer"
                 + (f" ({response.archived_to})" if response.archived_to else "")
             )
         return response
+
+    def _send(self, terminal_key: str, where: str, message: str) -> None:
+        """Clear the stale response file, type the prompt, record that it was sent."""
+        state = self._state
+        role = ROLE_BY_TERMINAL[terminal_key]
+        terminal_id = state.terminals[terminal_key]
+        self.handoff.ensure_response_dir()
+        self.handoff.clear_stale_response(role)
+        self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
+
+        def sent() -> None:
+            state.awaiting = {
+                "role": role.output_key,
+                "terminal_id": terminal_id,
+                "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+
+        # Held signals: once the prompt went out, the state must say so (resume then waits
+        # for the answer instead of typing the prompt a second time).
+        with self.signals.critical():
+            try:
+                self.api.send_input(terminal_id, message)
+            except BaseException:
+                self.explore.forget(terminal_id)
+                raise
+            self._transition(sent, clear_awaiting=False)
 
     # --- state changes ---
 

@@ -62,6 +62,12 @@ class Project:
     def state(self) -> dict[str, Any]:
         return json.loads(self.state_file.read_text(encoding="utf-8"))
 
+    def awaiting_role(self) -> str | None:
+        """The role the saved state waits on (None before the first prompt is sent)."""
+        if not self.state_file.exists():
+            return None
+        return (self.state().get("awaiting") or {}).get("role")
+
     def archives(self) -> list[Path]:
         return sorted(
             p for p in (self.wd / ".tmp").glob("*/*.md") if p.parent.name != "agent-responses"

@@ -16,8 +16,7 @@ def _slow_first_programmer(turn: Turn) -> list:
 def _interrupt_while_programmer_works(project: Project, signum: int) -> int:
     project.cao.behaviour["programmer"] = _slow_first_programmer
     run = project.start()
-    wait_until(lambda: any(role == "programmer" for role, _ in project.cao.inputs()))
-    wait_until(lambda: (project.state().get("awaiting") or {}).get("role") == "programmer")
+    wait_until(lambda: project.awaiting_role() == "programmer")
     run.send_signal(signum)
     return run.wait()
 
@@ -144,3 +143,26 @@ def test_cleanup_on_exit_also_after_an_error(project: Project) -> None:
 def test_no_cleanup_by_default(project: Project) -> None:
     assert project.run(MAX_ROUNDS="1").returncode == 0
     assert project.cao.posts("/exit") == []
+
+
+def test_resumed_prompt_that_never_gets_an_answer_is_sent_again(project: Project) -> None:
+    """The programmer lost the prompt sent before the interruption: resume asks again."""
+
+    def programmer(turn: Turn) -> list:
+        if turn.count == 1:  # works, then rests without ever writing its file
+            return [("status", "processing"), ("sleep", 1.5), ("status", "completed")]
+        return answer_plan(turn)
+
+    project.cao.behaviour["programmer"] = programmer
+    run = project.start()
+    wait_until(lambda: project.awaiting_role() == "programmer")
+    run.send_signal(signal.SIGINT)
+    assert run.wait() == 130
+
+    second = project.run()
+    assert second.returncode == 0, second.stderr
+    assert "sending it again" in second.stderr
+    prompts = project.cao.terminal("programmer").prompts
+    assert "Programmer review cycle: 1" in prompts[0]
+    assert "Programmer review cycle: 1" in prompts[1]  # the same prompt, sent again
+    assert "Programmer review cycle: 2" in prompts[2]
