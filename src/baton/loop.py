@@ -103,6 +103,7 @@ class Orchestrator:
         self.signals = SignalGuard()
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
+        self._creating: RunState | None = None  # a new team while its terminals are created
 
     # --- the whole run ---
 
@@ -129,7 +130,9 @@ class Orchestrator:
             verify_resume_terminals(self.api, state)
         else:
             self.log.info(f"starting a new run in {self.settings.wd} (API {self.settings.api})")
+            self._creating = state
             init_new_run(self.api, self.settings, state, self.log)
+            self._creating = None
         state.archive_dir = str(archive.directory)
         self.state = state
         self.explore = ExploreTracker(
@@ -402,10 +405,26 @@ class Orchestrator:
 
         self._transition(done)
 
+    def _abandon_partial_team(self, partial: RunState) -> None:
+        """Stopped while creating the team: nothing to resume, so say what was left behind."""
+        made = {key: tid for key, tid in partial.terminals.items() if tid}
+        if not made:
+            return
+        if self.settings.cleanup_on_exit:
+            cleanup_terminals(self.api, partial, self.log)
+        else:
+            listed = ", ".join(f"{key}={tid}" for key, tid in made.items())
+            self.log.warning(
+                f"stopped before all five terminals existed; no state saved. Terminals left "
+                f"in session {partial.session_name}: {listed}"
+            )
+
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
         self.signals.hold()
         if self.state is None:
+            if self._creating is not None:
+                self._abandon_partial_team(self._creating)
             return
         try:
             save_state(self.state, self.state_path)

@@ -304,3 +304,14 @@ def test_response_file_instruction_is_atomic_and_quote_safe(tmp_path: Path) -> N
     subprocess.run(["bash", "-c", command], check=True)
     assert path.read_text() == answer
     assert [p.name for p in path.parent.iterdir()] == ["test_result.md"]
+
+
+def test_long_waits_log_progress_every_so_often(tmp_path: Path) -> None:
+    path = response_path_for("programmer", tmp_path)
+    api = ScriptedApi(["processing"] * 50 + ["completed"], {50: _writer(path, "done")})
+    handoff, _, log = _handoff(tmp_path, api)
+    handoff.heartbeat_seconds = 30
+    assert handoff.wait_for_response_file("t1", "programmer") == "done"
+    progress = [line for line in log.getvalue().splitlines() if "still working" in line]
+    assert len(progress) == 3  # at 30s, 60s and 90s of a 100s wait
+    assert "programmer (terminal t1) still working: 30s, processing" in progress[0]

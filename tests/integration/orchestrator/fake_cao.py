@@ -162,6 +162,7 @@ class FakeCao:
     def __init__(self, *, token: str | None = None, port: int = 0) -> None:
         self.token = token
         self.behaviour: dict[str, Behaviour] = {}
+        self.refuse_profiles: set[str] = set()  # creating these answers 500
         self.terminals: dict[str, FakeTerminal] = {}
         self.requests: list[Recorded] = []
         self.sessions: list[str] = []
@@ -333,6 +334,8 @@ class FakeCao:
             )
             terminal.provider = query.get("provider", "codex")
             return 201, terminal.as_json()
+        if method == "POST" and query.get("agent_profile") in self.refuse_profiles:
+            return 500, {"detail": f"cannot start {query['agent_profile']}: tmux failed"}
         if method == "POST" and len(segments) == 3 and segments[::2] == ["sessions", "terminals"]:
             if segments[1] not in self.sessions:
                 return 404, {"detail": f"session {segments[1]} not found"}

@@ -77,3 +77,21 @@ def test_unreachable_api_is_one_line_naming_the_url(project: Project) -> None:
     assert len(errors) == 1
     assert url in errors[0] and "baton serve" in errors[0] and "cao-server" in errors[0]
     assert not project.state_file.exists()
+
+
+def test_failure_while_creating_the_team(project: Project) -> None:
+    project.cao.refuse_profiles = {"peer_programmer"}
+    run = project.run()
+    assert run.returncode == 1
+    errors = _error_lines(run.stderr)
+    assert len(errors) == 1
+    assert "HTTP 500" in errors[0] and "cannot start peer_programmer: tmux failed" in errors[0]
+    assert "Terminals left in session" in run.stderr
+    assert not project.state_file.exists()  # nothing to resume
+
+
+def test_failure_while_creating_the_team_with_cleanup(project: Project) -> None:
+    project.cao.refuse_profiles = {"tester"}
+    run = project.run(CLEANUP_ON_EXIT="1")
+    assert run.returncode == 1
+    assert len(project.cao.posts("/exit")) == 4
