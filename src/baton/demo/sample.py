@@ -53,7 +53,7 @@ def median(values):
     return (ordered[middle - 1] + ordered[middle]) / 2
 '''
 
-_TESTS = '''import unittest
+_TESTS = """import unittest
 
 from stats import median
 
@@ -71,7 +71,7 @@ class MedianTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-'''
+"""
 
 
 class SampleProject:
