@@ -1,0 +1,217 @@
+"""The scripted model's mind, shared by the OpenAI and Anthropic model servers.
+
+A real agent CLI sends the prompt it was given to a model and runs the tool calls the
+model asks for. These servers stand in for the model: from the latest prompt and the
+number of tool results that came back since, `Brain.next_step` decides the next reply —
+one shell command to run, or the final message that ends the turn. The shell commands do
+the role's real work (apply the scenario patch, run the real test) and follow the
+RESPONSE FILE INSTRUCTION (heredoc to a temporary name, then `mv`).
+
+The brain also keeps the turn timeline (when each role's turn opened and closed on the
+model side), which the status-timeline test compares with what `baton serve` reported.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from baton.scripted_agent import answers
+from baton.scripted_agent.answers import ResponseTarget
+from baton.scripted_agent.work import load_scenario
+
+__all__ = ["Brain", "Misbehaviour", "Step", "TurnRecord", "response_target"]
+
+# Printed by the tester's command so its final message can quote the verdict.
+_VERDICT_MARK = "BATON_VERDICT "
+_OTHER = "other"
+
+
+class Misbehaviour(StrEnum):
+    """Ways a model server can let the agent CLI down, chosen per role."""
+
+    NONE = "none"
+    IGNORE_FILE = "ignore_file"  # answer in the chat only; never write the response file
+    SLOW = "slow"  # wait `slow_seconds` before every reply of the turn
+    HTTP_500 = "http_500"  # answer every request with HTTP 500
+    CUT_STREAM = "cut_stream"  # start the event stream, then drop the connection
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model reply: a shell command for the CLI to run, or the final message."""
+
+    command: str | None = None
+    message: str | None = None
+
+    @property
+    def is_final(self) -> bool:
+        return self.command is None
+
+
+@dataclass
+class TurnRecord:
+    """One turn as the model server saw it (monotonic clock of the test process)."""
+
+    role: str
+    opened: float
+    closed: float | None = None
+
+
+def response_target(prompt: str) -> ResponseTarget | None:
+    """The role and response file a prompt names (its RESPONSE FILE INSTRUCTION)."""
+    return answers.find_response_target(prompt)
+
+
+@dataclass
+class Brain:
+    """Decides every reply; thread-safe, since the servers answer requests concurrently.
+
+    `behaviours` maps a role's output key (`analyst`, `analyst_review`, `programmer`,
+    `programmer_review`, `tester`) or `*` to a Misbehaviour.
+    """
+
+    behaviours: Mapping[str, Misbehaviour] = field(default_factory=dict)
+    slow_seconds: float = 3.0
+    timeline: list[TurnRecord] = field(default_factory=list)
+    _round: int = 1
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    # -- what to do ---------------------------------------------------------------------
+
+    def role_of(self, prompt: str) -> str:
+        target = response_target(prompt)
+        return target.role.output_key if target else _OTHER
+
+    def misbehaviour_for(self, prompt: str) -> Misbehaviour:
+        role = self.role_of(prompt)
+        return self.behaviours.get(role, self.behaviours.get("*", Misbehaviour.NONE))
+
+    def delay_for(self, prompt: str) -> float:
+        """Seconds to wait before replying (the SLOW misbehaviour)."""
+        return self.slow_seconds if self.misbehaviour_for(prompt) is Misbehaviour.SLOW else 0.0
+
+    def next_step(self, prompt: str, done_steps: int, last_tool_output: str = "") -> Step:
+        """The reply after `done_steps` tool results came back for this prompt."""
+        target = response_target(prompt)
+        if target is None:
+            return Step(message=_plain_reply(prompt))
+        key = target.role.output_key
+        if key == "analyst":
+            with self._lock:
+                self._round = answers.read_number(prompt, "Round") or self._round
+        ignore_file = self.misbehaviour_for(prompt) is Misbehaviour.IGNORE_FILE
+        if key == "tester":
+            return self._tester_step(target, prompt, done_steps, last_tool_output, ignore_file)
+        if key == "programmer":
+            text, commands = self._programmer_work(target, prompt)
+        else:
+            text, commands = answers.answer_for(target, prompt), []
+        if ignore_file:
+            return Step(message=text) if done_steps >= len(commands) else Step(commands[0])
+        commands.append(answers.write_file_command(target.path, text))
+        if done_steps < len(commands):
+            return Step(command=commands[done_steps])
+        return Step(message=text)
+
+    def _programmer_work(self, target: ResponseTarget, prompt: str) -> tuple[str, list[str]]:
+        project = _project_of(target)
+        scenario = load_scenario(project)
+        with self._lock:
+            round_number = self._round
+        files: dict[str, str] = {}
+        if scenario is not None and scenario.patches:
+            files = scenario.patches[min(round_number, len(scenario.patches)) - 1]
+        commands = [
+            answers.write_file_command(project / name, body) for name, body in files.items()
+        ]
+        behaviour = f"applied the round {round_number} change." if files else "nothing to change."
+        text = answers.programmer_answer(prompt, files_changed=list(files), behaviour=behaviour)
+        return text, commands
+
+    def _tester_step(
+        self,
+        target: ResponseTarget,
+        prompt: str,
+        done_steps: int,
+        last_tool_output: str,
+        ignore_file: bool,
+    ) -> Step:
+        if done_steps == 0:
+            project = _project_of(target)
+            scenario = load_scenario(project)
+            test_command = scenario.test_command if scenario and scenario.test_command else "true"
+            return Step(command=_tester_command(project, test_command, target, ignore_file))
+        verdict = "PASS" if f"{_VERDICT_MARK}PASS" in last_tool_output else "FAIL"
+        report = last_tool_output.split(_VERDICT_MARK, 1)[0].strip()
+        if "RESULT:" in report:
+            report = report[report.index("RESULT:") :]
+        else:
+            report = f"RESULT: {verdict}\nEVIDENCE:\n{report}"
+        return Step(message=report)
+
+    # -- the timeline -----------------------------------------------------------------------
+
+    def turn_opened(self, prompt: str) -> None:
+        """A request with no tool results yet for this prompt: the turn starts."""
+        with self._lock:
+            self.timeline.append(TurnRecord(role=self.role_of(prompt), opened=time.monotonic()))
+
+    def turn_closed(self, prompt: str) -> None:
+        """The final message was sent in full (or the turn failed): the turn ends."""
+        role = self.role_of(prompt)
+        with self._lock:
+            for record in reversed(self.timeline):
+                if record.role == role and record.closed is None:
+                    record.closed = time.monotonic()
+                    return
+
+    def open_turns(self) -> list[TurnRecord]:
+        with self._lock:
+            return [record for record in self.timeline if record.closed is None]
+
+
+def _project_of(target: ResponseTarget) -> Path:
+    """WD, from WD/.tmp/agent-responses/<file>."""
+    return target.path.parents[2]
+
+
+def _plain_reply(prompt: str) -> str:
+    first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+    return f"READY. (No response file was named; I read: {first[:80]})"
+
+
+def _tester_command(
+    project: Path, test_command: str, target: ResponseTarget, ignore_file: bool
+) -> str:
+    """Run the scenario test; write RESULT and EVIDENCE from its real exit code and output."""
+    path = shlex.quote(str(target.path))
+    temporary = shlex.quote(str(target.path.with_name(f".{target.path.name}.tester.tmp")))
+    report = (
+        'if [ "$code" -eq 0 ]; then verdict=PASS; else verdict=FAIL; fi; '
+        f"{{ printf 'RESULT: %s\\nEVIDENCE:\\nCommands run:\\n- %s\\nKey output:\\n' "
+        f'"$verdict" {shlex.quote(test_command)}; '
+        "printf '%s\\n' \"$out\" | tail -n 30 | sed 's/^/  /'; "
+        "printf '  exit code: %s\\n' \"$code\"; "
+        '[ "$verdict" = FAIL ] && printf \'Failed criteria: the scenario test exited with '
+        'code %s.\\nRecommended next fix: make the failing assertions hold.\\n\' "$code"; '
+        f"}} > {temporary}; "
+    )
+    write = (
+        f"mkdir -p {shlex.quote(str(target.path.parent))} && mv -f {temporary} {path}; "
+        if not ignore_file
+        else f"rm -f {temporary}; "
+    )
+    return (
+        f"cd {shlex.quote(str(project))} && out=$({test_command} 2>&1); code=$?; "
+        + report
+        + (f"cat {temporary}; " if ignore_file else "")
+        + write
+        + (f"cat {path}; " if not ignore_file else "")
+        + f'echo "{_VERDICT_MARK}$verdict"'
+    )
