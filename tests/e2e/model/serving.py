@@ -1,0 +1,42 @@
+"""Run an ASGI model server on a free 127.0.0.1 port in a background thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+__all__ = ["running_app"]
+
+_STARTUP_SECONDS = 15.0
+
+
+@contextmanager
+def running_app(app: object) -> Iterator[str]:
+    """Serve `app` for the duration of the block; yields its base URL (`http://127.0.0.1:N`)."""
+    config = uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="model-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + _STARTUP_SECONDS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError("the model server did not start")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
