@@ -30,6 +30,7 @@ from typing import Protocol
 
 from baton.errors import (
     AgentErrorStatus,
+    BatonError,
     ConfigError,
     HandoffError,
     HandoffTimeout,
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 _AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
+# How much of a broken CLI's last output an error line quotes.
+_SHOWN_LIMIT = 300
 
 
 class AgentApi(Protocol):
@@ -272,7 +275,9 @@ class Handoff:
             status = self.api.get_status(terminal_id)
             now = self._clock()
             if status == TerminalStatus.ERROR:
-                raise AgentErrorStatus(f"{who} reported status error while working")
+                raise AgentErrorStatus(
+                    f"{who} reported status error while working{self._shown(terminal_id)}"
+                )
             if status in _AT_REST:
                 waiting_reported = False
                 if path.is_file():
@@ -309,6 +314,19 @@ class Handoff:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
             self._sleep(self.poll_seconds)
+
+    def _shown(self, terminal_id: str) -> str:
+        """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""
+        try:
+            shown = self.api.get_last_output(terminal_id)
+        except BatonError:
+            return ""
+        words = " ".join(shown.split())
+        if not words:
+            return ""
+        if len(words) > _SHOWN_LIMIT:
+            words = "…" + words[-_SHOWN_LIMIT:]
+        return f"; the CLI showed: {words}"
 
     def _take_file(self, path: Path, role: Role, who: str, elapsed: float) -> Response:
         try:

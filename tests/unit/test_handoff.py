@@ -163,6 +163,20 @@ def test_terminal_enters_error_state(tmp_path: Path) -> None:
     assert "t9" in str(raised.value)
 
 
+def test_error_status_says_what_the_cli_showed_on_one_line(tmp_path: Path) -> None:
+    api = ScriptedApi(["processing", "error"])
+    api.last_output = "■ stream disconnected before completion:\n  HTTP 500 from the model"
+    handoff, _, _ = _handoff(tmp_path, api)
+    with pytest.raises(AgentErrorStatus) as raised:
+        handoff.wait_for_response_file("t9", "programmer")
+    message = str(raised.value)
+    assert "programmer (terminal t9)" in message
+    assert "the CLI showed: ■ stream disconnected before completion: HTTP 500 from the model" in (
+        message
+    )
+    assert "\n" not in message
+
+
 def test_error_state_wins_even_with_a_file(tmp_path: Path) -> None:
     path = response_path_for("analyst", tmp_path)
     api = ScriptedApi(["error"], {0: _writer(path, "x")})
