@@ -89,11 +89,16 @@ def serve(host: str, port: int, state_dir: Path | None, profiles_dir: Path | Non
     default=None,
     help="Where to create the sample project (default: a new temporary directory).",
 )
-def demo(directory: Path | None) -> None:
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Leave the agents' tmux session running at the end, to look around in it.",
+)
+def demo(directory: Path | None, keep: bool) -> None:
     """Run the whole loop on a sample project with the built-in scripted agent."""
     from baton.demo import run_demo
 
-    sys.exit(_exit_code_for(lambda: run_demo(directory)))
+    sys.exit(_exit_code_for(lambda: run_demo(directory, keep=keep)))
 
 
 @cli.command()
