@@ -1,0 +1,243 @@
+"""The Codex CLI (npm `@openai/codex`, pinned 0.169) as a Baton provider.
+
+Launch. `codex` from `PATH`, in inline mode (`--no-alt-screen`, so the pane keeps a real
+scrollback for `output?mode=full` and the last answer), without the shared background
+server (`--no-daemon`), with command-line overrides only — the user's `CODEX_HOME`,
+`config.toml`, model provider and login are used as they are and never written:
+
+- `-c developer_instructions=…`: the role profile, sent as a developer message after
+  Codex's own system prompt (the user's own developer_instructions come first);
+- `--ask-for-approval never`: nobody is there to approve; a refused command goes back
+  to the model as a failure instead of blocking the loop in a dialog;
+- `--sandbox workspace-write`: commands may write the working directory (response files
+  live in `WD/.tmp/agent-responses`) and temporary directories, nothing else; Codex's
+  bundled bubblewrap sandbox works in this container;
+- `-c notify=[…]`: `python -m baton.providers.codex_notify <runtime dir>`, followed by
+  the user's own notify command when their config has one (it is run after ours).
+
+`BATON_CODEX_APPROVAL` and `BATON_CODEX_SANDBOX` (in the server's environment) replace
+the two policies, e.g. to record an approval dialog.
+
+Status (`status`): the screen is read by `codex_screen.detect_status`; the native
+`OSC 7501` state in the pane log (`codex_signals`) is combined with it:
+
+1. a dialog or an error on screen wins: they are what the orchestrator must act on, and
+   Codex reports neither through OSC 7501;
+2. `working` beats a resting screen: a redraw glitch or a turn that has only just
+   started cannot declare a working agent done;
+3. `done` beats a screen still showing the answer streaming without its `Worked for`
+   line: the finished turn is seen at once. It does not beat a screen that shows the
+   working line or a prompt with no answer yet: `done` stays set until the next turn
+   starts, so after a new prompt it is stale for a moment;
+4. otherwise (no OSC seen, `idle`) the screen decides.
+
+The notify payloads and rollout logs are Codex's own record of the final answer: the
+last message comes from them first (`last-assistant-message`, `last_agent_message`),
+from the scrollback second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.providers.codex_screen import (
+    ANSWER_BULLET_PATTERN,
+    detect_status,
+    extract_last_message,
+    split_screen,
+)
+from baton.providers.codex_signals import (
+    PaneStateReader,
+    codex_home,
+    last_notify,
+    rollout_last_message,
+)
+from baton.status import TerminalStatus
+
+__all__ = ["CodexProvider", "toml_string"]
+
+_RESTING = (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string (what `-c key=value` parses)."""
+    out = ['"']
+    for char in value:
+        code = ord(char)
+        if char == '"':
+            out.append('\\"')
+        elif char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def _user_config(home: Path) -> dict[str, object]:
+    """The user's config.toml, read only; empty when missing or unreadable."""
+    try:
+        with (home / "config.toml").open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+class CodexProvider(Provider):
+    """Codex CLI 0.169 and the seed-004 screen rules."""
+
+    name = "codex"
+    # A bracketed paste is one message however long; Enter then submits it.
+    submit_keys = ("Enter",)
+    # Codex's paste-burst detection may treat an Enter that follows input too closely as
+    # a newline; a short pause lets it see the paste as finished.
+    submit_delay = 0.3
+    # Ctrl-C twice: the first clears the composer (or interrupts), the second quits.
+    exit_keys = ("C-c", "C-c")
+    approval_policy = "never"
+    sandbox_mode = "workspace-write"
+
+    def __init__(self) -> None:
+        self._pane_states = PaneStateReader()
+
+    # -- launch ---------------------------------------------------------------------------
+
+    def launch(self, ctx: TerminalContext) -> LaunchSpec:
+        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+        config = _user_config(codex_home())
+        approval = os.environ.get("BATON_CODEX_APPROVAL") or self.approval_policy
+        sandbox = os.environ.get("BATON_CODEX_SANDBOX") or self.sandbox_mode
+        argv = [
+            "codex",
+            "--no-alt-screen",
+            "--no-daemon",
+            "--ask-for-approval",
+            approval,
+            "--sandbox",
+            sandbox,
+            "-c",
+            f"notify={self._notify_command(ctx, config)}",
+        ]
+        instructions = self._instructions(ctx, config)
+        if instructions:
+            argv += ["-c", f"developer_instructions={toml_string(instructions)}"]
+        return LaunchSpec(argv=argv, env={})
+
+    @staticmethod
+    def _instructions(ctx: TerminalContext, config: dict[str, object]) -> str:
+        own = config.get("developer_instructions")
+        parts = [own.strip()] if isinstance(own, str) and own.strip() else []
+        if ctx.profile.instructions.strip():
+            parts.append(ctx.profile.instructions.strip())
+        return "\n\n".join(parts)
+
+    @staticmethod
+    def _notify_command(ctx: TerminalContext, config: dict[str, object]) -> str:
+        command = [sys.executable, "-m", "baton.providers.codex_notify", str(ctx.runtime_dir)]
+        users = config.get("notify")
+        if isinstance(users, list) and all(isinstance(part, str) for part in users):
+            command += users
+        return "[" + ", ".join(toml_string(part) for part in command) + "]"
+
+    def startup_keys(self, screen: str) -> tuple[str, ...]:
+        tail = "\n".join(screen.rstrip().split("\n")[-30:])
+        if "Trust this folder?" in tail or "Do you trust the files in this folder?" in tail:
+            return ("Enter",)  # the first option, trust, is selected
+        if "Use existing model" in tail:
+            for line in tail.split("\n"):
+                stripped = line.lstrip("› ").strip()
+                if stripped.endswith("Use existing model") or "Use existing model" in stripped:
+                    number = stripped.split(".", 1)[0]
+                    if number.isdigit():
+                        return (number,)
+            return ("Down", "Enter")
+        return ()
+
+    # -- status -----------------------------------------------------------------------------
+
+    def detect_status(self, screen: str) -> TerminalStatus:
+        return detect_status(screen)
+
+    def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
+        seen = detect_status(screen)
+        if seen in (TerminalStatus.WAITING_USER_ANSWER, TerminalStatus.ERROR):
+            return seen
+        native = self._pane_states.state(ctx.runtime_dir / "pane.log")
+        if native == "working" and seen in _RESTING:
+            return TerminalStatus.PROCESSING
+        if native == "done" and seen is TerminalStatus.PROCESSING and _answer_shown(screen):
+            return TerminalStatus.COMPLETED
+        return seen
+
+    # -- output -----------------------------------------------------------------------------
+
+    def extract_last_message(self, history: str) -> str:
+        return extract_last_message(history)
+
+    def last_message(self, history: str, ctx: TerminalContext) -> str:
+        from_screen = extract_last_message(history)
+        if detect_status(history) is TerminalStatus.ERROR:
+            return from_screen  # the error the CLI showed, not the previous answer
+        payload = last_notify(ctx.runtime_dir)
+        if payload is not None:
+            thread = str(payload.get("thread-id") or "")
+            recorded = rollout_last_message(codex_home(), thread) if thread else None
+            message = recorded or payload.get("last-assistant-message")
+            if isinstance(message, str) and message.strip():
+                return message.strip()
+        return from_screen
+
+    # -- cleanup ------------------------------------------------------------------------------
+
+    def cleanup(self, ctx: TerminalContext) -> None:
+        """Stop Codex processes this terminal started that left its process session.
+
+        The server kills the pane's session and descendants; a helper that called
+        `setsid` and was re-parented to init escapes both, but it still carries the
+        pane's `BATON_TERMINAL_ID` in its environment.
+        """
+        kill_terminal_processes(ctx.terminal_id)
+
+
+def _answer_shown(screen: str) -> bool:
+    parts = split_screen(screen)
+    if "esc to interrupt" in "\n".join(parts.turn):
+        return False
+    return any(ANSWER_BULLET_PATTERN.match(line) for line in parts.turn)
+
+
+def kill_terminal_processes(terminal_id: str, *, grace_seconds: float = 2.0) -> list[int]:
+    """SIGTERM, then SIGKILL, every process whose environment names this terminal."""
+    needle = f"BATON_TERMINAL_ID={terminal_id}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in found):
+        time.sleep(0.05)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return found

@@ -1,0 +1,137 @@
+"""What Codex says about itself, besides its screen.
+
+Three native records, as Codex 0.169 writes them:
+
+- `OSC 7501`: `ESC ] 7501 ; state=<idle|working|done>:app=codex ESC \\` in the pane's byte
+  stream (`<runtime dir>/pane.log`). `working` when a turn starts, `done` when it ends
+  (it stays until the next turn), `idle` at startup. `PaneStateReader` keeps its place
+  in the log and reads only what was appended since the last poll.
+- the `notify` program, run at the end of every turn with one JSON argument
+  (`agent-turn-complete`: `thread-id`, `turn-id`, `input-messages`,
+  `last-assistant-message`). `baton.providers.codex_notify` appends each payload to
+  `<runtime dir>/codex-notify.jsonl`. Codex also notifies for its side thread that
+  writes the session title; those payloads are recognised and skipped.
+- session logs `CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` with
+  `task_started` / `task_complete` (`last_agent_message`) / `turn_aborted`. They carry no
+  terminal identity (five terminals may share one working directory), so the rollout of
+  a terminal is found by the thread id its notify payload names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "NOTIFY_FILE",
+    "PaneStateReader",
+    "codex_home",
+    "last_notify",
+    "rollout_last_message",
+]
+
+NOTIFY_FILE = "codex-notify.jsonl"
+_OSC_STATE = re.compile(rb"\x1b\]7501;state=([a-z_]+)(?::[^\x07\x1b]*)?(?:\x07|\x1b\\)")
+# An OSC 7501 sequence is short: re-reading this much of what was read before catches
+# one that was split across two polls.
+_OVERLAP = 128
+# When the log grew by more than this since the last poll, only its end is read: the
+# latest state is all that matters.
+_MAX_READ = 1 << 20
+_TITLE_REQUEST = "Generate a concise, single-line task title"
+
+
+@dataclass
+class _LogPlace:
+    offset: int = 0
+    state: str | None = None
+
+
+class PaneStateReader:
+    """The latest `OSC 7501` state in a growing pane log, read incrementally."""
+
+    def __init__(self) -> None:
+        self._places: dict[Path, _LogPlace] = {}
+
+    def state(self, pane_log: Path) -> str | None:
+        """`idle`, `working`, `done` (or another word Codex sends); None when never seen."""
+        place = self._places.setdefault(pane_log, _LogPlace())
+        try:
+            size = pane_log.stat().st_size
+        except OSError:
+            return place.state
+        if size < place.offset:  # the log was replaced: start over
+            place.offset, place.state = 0, None
+        if size == place.offset:
+            return place.state
+        start = max(place.offset - _OVERLAP, size - _MAX_READ, 0)
+        try:
+            with pane_log.open("rb") as handle:
+                handle.seek(start)
+                data = handle.read(size - start)
+        except OSError:
+            return place.state
+        found = list(_OSC_STATE.finditer(data))
+        if found:
+            place.state = found[-1].group(1).decode("ascii")
+        place.offset = start + len(data)
+        return place.state
+
+
+def codex_home(environment: dict[str, str] | None = None) -> Path:
+    """The Codex home the CLI uses: `$CODEX_HOME`, else `~/.codex`."""
+    env = os.environ if environment is None else environment
+    value = env.get("CODEX_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".codex"
+
+
+def _is_title_thread(payload: dict[str, Any]) -> bool:
+    messages = payload.get("input-messages") or []
+    return bool(messages) and str(messages[0]).startswith(_TITLE_REQUEST)
+
+
+def last_notify(runtime_dir: Path) -> dict[str, Any] | None:
+    """The latest turn-complete payload of the terminal's own thread, if any."""
+    path = runtime_dir / NOTIFY_FILE
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            payload = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(payload, dict) and not _is_title_thread(payload):
+            return payload
+    return None
+
+
+def rollout_last_message(home: Path, thread_id: str) -> str | None:
+    """`last_agent_message` of the thread's latest finished task, from its rollout log."""
+    if not re.fullmatch(r"[0-9A-Za-z-]{8,64}", thread_id):
+        return None
+    candidates = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+    if not candidates:
+        return None
+    message: str | None = None
+    try:
+        with candidates[-1].open(encoding="utf-8") as handle:
+            for line in handle:
+                if '"task_complete"' not in line and '"task_started"' not in line:
+                    continue
+                try:
+                    payload = json.loads(line).get("payload") or {}
+                except ValueError:
+                    continue
+                if payload.get("type") == "task_started":
+                    message = None
+                elif payload.get("type") == "task_complete":
+                    message = payload.get("last_agent_message")
+    except OSError:
+        return None
+    return message
