@@ -20,7 +20,12 @@ from baton.prompts import (
     build_programmer_review_prompt,
     build_tester_prompt,
 )
-from baton.review import ReviewKind, condense_cross_phase, extract_review_notes
+from baton.review import (
+    ReviewKind,
+    condense_cross_phase,
+    extract_review_notes,
+    extract_test_evidence,
+)
 from baton.state import RunState
 
 __all__ = ["PromptComposer"]
@@ -93,6 +98,16 @@ class PromptComposer:
         if self.settings.condense_review_feedback:
             return extract_review_notes(review_text, self.settings.max_feedback_lines)
         return review_text.strip()
+
+    def test_feedback(self, tester_text: str) -> str:
+        """What of a FAIL goes to the next round: RESULT + EVIDENCE, or all with condensing off.
+
+        CONDENSE_REVIEW_FEEDBACK governs both kinds of feedback, as in the earlier Python
+        orchestrator.
+        """
+        if self.settings.condense_review_feedback:
+            return extract_test_evidence(tester_text, self.settings.max_feedback_lines)
+        return tester_text.strip()
 
     def _explore(self, terminal_key: str) -> str:
         return self.explore.explore_block_for(self.state.terminals[terminal_key])

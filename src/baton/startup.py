@@ -1,8 +1,9 @@
 """Before any terminal exists: resume or start new, and which prompt the run uses.
 
 RESUME unset resumes a RUNNING state by itself (a finished one, or phase `done`, starts a
-new run); RESUME=1 must resume; RESUME=0 always starts new. The prompt is checked here,
-so a bad one stops the run before the API is even called.
+new run); RESUME=1 must resume, and for a run that already finished it only reports that
+run's result (as the earlier Python orchestrator did); RESUME=0 always starts new. The
+prompt is checked here, so a bad one stops the run before the API is even called.
 """
 
 from __future__ import annotations
@@ -20,11 +21,16 @@ __all__ = ["PreparedRun", "prepare_run"]
 
 @dataclass
 class PreparedRun:
-    """The state to run from, whether it is resumed, and the parsed prompt."""
+    """The state to run from, whether it is resumed, and the parsed prompt.
+
+    `finished`: RESUME=1 found a run that already ended; there is nothing to run (`parts`
+    is then None) and its `final_status` is the result.
+    """
 
     state: RunState
     resumed: bool
-    parts: PromptParts
+    parts: PromptParts | None
+    finished: bool = False
 
 
 def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
@@ -53,10 +59,7 @@ def _resume(settings: Settings, log: RunLog) -> PreparedRun:
     path = settings.state_path
     state = load_state(path)
     if state.final_status != "RUNNING" or state.current_phase == "done":
-        raise StateFileError(
-            f"the run in {path} already finished ({state.final_status}); "
-            "unset RESUME to start a new run"
-        )
+        return PreparedRun(state, True, None, finished=True)
     prompt, source = state.prompt, f"the state file {path}"
     if settings.prompt is not None:
         if settings.prompt != state.prompt:

@@ -228,3 +228,49 @@ def test_unreadable_state_file_is_not_overwritten(cao: FakeCao, tmp_path: Path) 
     with pytest.raises(StateFileError, match="not valid JSON"):
         _run(_settings(cao, tmp_path))
     assert path.read_text() == "{torn"
+
+
+def test_approval_resets_the_phase_feedback_to_none_yet(cao: FakeCao, tmp_path: Path) -> None:
+    """As the earlier Python orchestrator: an approved phase leaves no stale peer feedback."""
+    assert _run(_settings(cao, tmp_path, max_rounds=1))[0] == 0
+    state = _state(tmp_path)
+    assert state["analyst_feedback"] == "None yet."
+    assert state["programmer_feedback"] == "None yet."
+
+
+def test_no_approval_feedback_says_did_not_approve_after_max_review_cycles(
+    cao: FakeCao, tmp_path: Path
+) -> None:
+    cao.behaviour["peer_programmer"] = lambda turn: answer_plan(
+        turn, "REVIEW_RESULT: REVISE\nREVIEW_NOTES:\n- still missing P3\n"
+    )
+    assert _run(_settings(cao, tmp_path, max_rounds=1, max_review_cycles=2))[0] == 0
+    assert _state(tmp_path)["feedback"] == (
+        "Peer programmer did not approve after MAX_REVIEW_CYCLES. Latest review:\n"
+        "REVIEW_NOTES:\n- still missing P3"
+    )
+
+
+def test_uncondensed_review_feedback_also_passes_the_whole_tester_answer(
+    cao: FakeCao, tmp_path: Path
+) -> None:
+    tester_text = "Ran the scenario.\nRESULT: FAIL\nEVIDENCE:\n- 1 failed\n"
+    cao.behaviour["tester"] = lambda turn: answer_plan(
+        turn, tester_text if turn.count == 1 else None
+    )
+    assert _run(_settings(cao, tmp_path, condense_review_feedback=False))[0] == 0
+    assert "Ran the scenario.\nRESULT: FAIL" in cao.terminal("analyst").prompts[2]
+
+
+@pytest.mark.parametrize(("status", "code"), [("PASS", 0), ("FAIL", 1)])
+def test_resume_1_of_a_finished_run_reports_its_result(
+    cao: FakeCao, tmp_path: Path, status: str, code: int
+) -> None:
+    state = RunState(api=cao.url, prompt=PROMPT, final_status=status, current_phase="done")
+    save_state(state, tmp_path / ".tmp" / "codex-3agents-loop-state.json")
+    before = (tmp_path / ".tmp" / "codex-3agents-loop-state.json").read_text()
+    result, log = _run(_settings(cao, tmp_path, resume=True))
+    assert result == code
+    assert f"already finished with {status}" in log
+    assert cao.requests == []
+    assert (tmp_path / ".tmp" / "codex-3agents-loop-state.json").read_text() == before

@@ -1,0 +1,339 @@
+"""The round/phase machine: analyst ⇄ peer, programmer ⇄ peer, tester; one agent turn each.
+
+    round N:  analyst ⇄ peer analyst (review cycles) → programmer ⇄ peer programmer
+              (review cycles) → tester: RESULT: PASS → 0 · FAIL → round N+1 · last round → 1
+
+Every state change goes through `_transition`, which applies it and saves the state with
+signals held, so a run stopped at any point resumes from a state that is whole. Setting up
+the team and shutting down are `baton.loop`'s job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from baton.client import ApiClient
+from baton.composer import PromptComposer
+from baton.config import Settings
+from baton.errors import MissingResponseError
+from baton.handoff import Handoff, Response
+from baton.interrupts import SignalGuard
+from baton.prompts import ExploreTracker
+from baton.review import ReviewKind, evaluate_review, tester_result
+from baton.roles import ROLE_BY_TERMINAL
+from baton.runlog import RunLog
+from baton.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
+
+__all__ = ["PhaseMachine"]
+
+
+@dataclass(frozen=True)
+class _ReviewPhase:
+    name: str  # the state's current_phase
+    author: str  # terminal keys
+    reviewer: str
+    kind: ReviewKind
+    feedback_attr: str  # where the reviewer's notes go for the next cycle
+    next_phase: str
+    author_prompt: Callable[[PromptComposer, int], str]
+    review_prompt: Callable[[PromptComposer, int], str]
+
+
+_ANALYST = _ReviewPhase(
+    "analyst",
+    "analyst",
+    "peer_analyst",
+    "analyst",
+    "analyst_feedback",
+    "programmer",
+    PromptComposer.analyst,
+    PromptComposer.analyst_review,
+)
+_PROGRAMMER = _ReviewPhase(
+    "programmer",
+    "programmer",
+    "peer_programmer",
+    "programmer",
+    "programmer_feedback",
+    "tester",
+    PromptComposer.programmer,
+    PromptComposer.programmer_review,
+)
+_PHASE_OUTPUTS = {
+    "analyst": ("analyst", "analyst_review"),
+    "programmer": ("programmer", "programmer_review"),
+    "tester": ("tester",),
+}
+
+
+class PhaseMachine:
+    """Drives one team (already created or verified) from its state to PASS or FAIL."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        api: ApiClient,
+        log: RunLog,
+        signals: SignalGuard,
+        state: RunState,
+        state_path: Path,
+        handoff: Handoff,
+        prompts: PromptComposer,
+        explore: ExploreTracker,
+    ) -> None:
+        self.settings = settings
+        self.api = api
+        self.log = log
+        self.signals = signals
+        self.state = state
+        self.state_path = state_path
+        self.handoff = handoff
+        self.prompts = prompts
+        self.explore = explore
+
+    # --- the rounds ---
+
+    def run(self) -> int:
+        """Run rounds until PASS (0) or MAX_ROUNDS without one (1); the state says where."""
+        state = self.state
+        max_rounds = self.settings.max_rounds
+        while state.current_round <= max_rounds:
+            phase = state.current_phase
+            if phase == "programmer" and not state.outputs["analyst"].strip():
+                self.log.warning("no analyst output to build on; back to the analyst phase")
+                self._transition(lambda: self._enter_phase("analyst"))
+                continue
+            if phase == "tester" and not state.outputs["programmer"].strip():
+                self.log.warning("no programmer output to test; back to the programmer phase")
+                self._transition(lambda: self._enter_phase("programmer"))
+                continue
+            if phase == "analyst":
+                self._review_phase(_ANALYST)
+            elif phase == "programmer":
+                self._review_phase(_PROGRAMMER)
+            else:
+                outcome = self._tester_phase()
+                if outcome == "PASS":
+                    self._finish("PASS")
+                    return 0
+                if outcome == "FAIL":
+                    break
+        self.log.info(f"no PASS within MAX_ROUNDS={max_rounds}")
+        self._finish("FAIL")
+        return 1
+
+    def _review_phase(self, phase: _ReviewPhase) -> None:
+        state = self.state
+        limit = self.settings.max_review_cycles
+        notes = ""
+        while state.current_cycle <= limit:
+            cycle = state.current_cycle
+            where = f"round {state.current_round}/{self.settings.max_rounds} · {phase.name} phase"
+            where += f" · cycle {cycle}/{limit}"
+            if state.current_step == "author":
+                answer = self._ask(
+                    phase.author, where, lambda c=cycle: phase.author_prompt(self.prompts, c)
+                )
+                self._transition(lambda a=answer: self._record_author(phase, a))
+            review = self._ask(
+                phase.reviewer, where, lambda c=cycle: phase.review_prompt(self.prompts, c)
+            )
+            decision = evaluate_review(
+                review.text,
+                cycle,
+                phase.kind,
+                min_cycles=self.settings.min_review_cycles_before_approval,
+                require_evidence=self.settings.require_review_evidence,
+                min_match=self.settings.review_evidence_min_match,
+            )
+            notes = self.prompts.review_feedback(review.text)
+            reviewer = ROLE_BY_TERMINAL[phase.reviewer].title
+            if decision.approved:
+                self.log.info(f"{where}: {reviewer} {decision.reason} → {phase.next_phase} phase")
+            elif decision.said_approved:
+                self.log.warning(f"{where}: {reviewer} {decision.reason}; treated as REVISE")
+            else:
+                follow = f" → cycle {cycle + 1}" if cycle < limit else ""
+                self.log.info(f"{where}: {reviewer}: {decision.reason}{follow}")
+
+            self._transition(
+                lambda r=review, n=notes, ok=decision.approved: self._record_review(phase, r, n, ok)
+            )
+            if decision.approved:
+                return
+        reviewer = ROLE_BY_TERMINAL[phase.reviewer].title
+        latest = notes or getattr(state, phase.feedback_attr)
+        # The shell script's exact words: the next prompts (and people) look for them.
+        message = (
+            f"Peer {reviewer.removeprefix('peer ')} did not approve after MAX_REVIEW_CYCLES. "
+            f"Latest review:\n{latest}"
+        )
+        self.log.warning(
+            f"{reviewer} did not approve after MAX_REVIEW_CYCLES={limit} cycles; proceeding anyway"
+        )
+
+        def give_up() -> None:
+            state.feedback = message
+            self._enter_phase(phase.next_phase)
+
+        self._transition(give_up)
+
+    def _tester_phase(self) -> str:
+        """Run the tester: "PASS", "FAIL" (no rounds left) or "NEXT" (a new round started)."""
+        state = self.state
+        where = f"round {state.current_round}/{self.settings.max_rounds} · tester phase"
+        answer = self._ask("tester", where, self.prompts.tester)
+        verdict = tester_result(answer.text)
+        evidence = self.prompts.test_feedback(answer.text)
+        last = state.current_round >= self.settings.max_rounds
+        if verdict == "PASS":
+            self.log.info(f"{where}: RESULT: PASS")
+        else:
+            if verdict is None:
+                self.log.warning(f"{where}: the tester gave no RESULT line; counting it as FAIL")
+            follow = "" if last else f" → round {state.current_round + 1} with its evidence"
+            self.log.info(f"{where}: RESULT: FAIL{follow}")
+
+        def record() -> None:
+            state.outputs["tester"] = answer.text
+            self._store_file("tester", answer)
+            if verdict == "PASS":
+                return
+            state.feedback = evidence
+            if last:
+                return
+            state.current_round += 1
+            state.analyst_feedback = NO_FEEDBACK
+            state.programmer_feedback = NO_FEEDBACK
+            for key in OUTPUT_KEYS:
+                state.outputs[key] = ""
+            state.output_files.clear()
+            self._enter_phase("analyst")
+
+        self._transition(record)
+        if verdict == "PASS":
+            return "PASS"
+        return "FAIL" if last else "NEXT"
+
+    # --- one agent turn ---
+
+    def _ask(self, terminal_key: str, where: str, build: Callable[[], str]) -> Response:
+        """Send the role its prompt (unless a resumed run already did) and wait for the answer."""
+        state = self.state
+        role = ROLE_BY_TERMINAL[terminal_key]
+        terminal_id = state.terminals[terminal_key]
+        awaiting = state.awaiting or {}
+        response: Response | None = None
+        if awaiting.get("role") == role.output_key and awaiting.get("terminal_id") == terminal_id:
+            self.log.info(
+                f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
+                "run stopped; waiting for that answer"
+            )
+            try:
+                response = self.handoff.wait_for_response(terminal_id, role, strict=True)
+            except MissingResponseError:
+                self.log.warning(
+                    f"no answer arrived from {role.title} for the earlier prompt; sending it again"
+                )
+        if response is None:
+            self._send(terminal_key, where, build())
+            response = self.handoff.wait_for_response(terminal_id, role)
+        if not response.text.strip():
+            raise MissingResponseError(
+                f"{role.title} (terminal {terminal_id}) handed over an empty answer"
+                + (f" ({response.archived_to})" if response.archived_to else "")
+            )
+        return response
+
+    def _send(self, terminal_key: str, where: str, message: str) -> None:
+        """Clear the stale response file, type the prompt, record that it was sent."""
+        state = self.state
+        role = ROLE_BY_TERMINAL[terminal_key]
+        terminal_id = state.terminals[terminal_key]
+        self.handoff.ensure_response_dir()
+        self.handoff.clear_stale_response(role)
+        self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
+
+        def sent() -> None:
+            state.awaiting = {
+                "role": role.output_key,
+                "terminal_id": terminal_id,
+                "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+
+        # Held signals: once the prompt went out, the state must say so (resume then waits
+        # for the answer instead of typing the prompt a second time).
+        with self.signals.critical():
+            try:
+                self.api.send_input(terminal_id, message)
+            except BaseException:
+                self.explore.forget(terminal_id)
+                raise
+            self._transition(sent, clear_awaiting=False)
+
+    # --- state changes ---
+
+    def _store_file(self, output_key: str, response: Response) -> None:
+        if response.archived_to is not None:
+            self.state.output_files[output_key] = str(response.archived_to)
+
+    def _record_author(self, phase: _ReviewPhase, answer: Response) -> None:
+        state = self.state
+        key = ROLE_BY_TERMINAL[phase.author].output_key
+        state.outputs[key] = answer.text
+        self._store_file(key, answer)
+        state.current_step = "review"
+
+    def _record_review(
+        self, phase: _ReviewPhase, review: Response, notes: str, approved: bool
+    ) -> None:
+        state = self.state
+        key = ROLE_BY_TERMINAL[phase.reviewer].output_key
+        state.outputs[key] = review.text
+        self._store_file(key, review)
+        if approved:
+            # Nothing left to address (as the earlier Python orchestrator recorded it).
+            setattr(state, phase.feedback_attr, NO_FEEDBACK)
+            self._enter_phase(phase.next_phase)
+        else:
+            setattr(state, phase.feedback_attr, notes)
+            # Past the last cycle the count marks the cycles as spent until the phase moves on.
+            state.current_cycle += 1
+            state.current_step = "author"
+
+    def _enter_phase(self, name: str) -> None:
+        """Start a phase afresh: its outputs cleared, review cycle 1."""
+        state = self.state
+        state.current_phase = name
+        state.current_cycle = 1
+        state.current_step = "author"
+        for key in _PHASE_OUTPUTS.get(name, ()):
+            state.outputs[key] = ""
+
+    def _transition(self, change: Callable[[], None], *, clear_awaiting: bool = True) -> None:
+        """Apply a state change and save it, with signals held so both happen or neither.
+
+        Any change but "prompt sent" means the awaited answer (if any) has been handled.
+        """
+        with self.signals.critical():
+            change()
+            if clear_awaiting:
+                self.state.awaiting = None
+            self.save()
+
+    def save(self) -> None:
+        """Write the state file now (with the terminals that already saw the explore block)."""
+        self.state.explore_sent = sorted(self.explore.sent)
+        save_state(self.state, self.state_path)
+
+    def _finish(self, status: str) -> None:
+        state = self.state
+
+        def done() -> None:
+            state.final_status = status
+            state.current_phase = "done"
+
+        self._transition(done)
