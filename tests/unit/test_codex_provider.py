@@ -1,0 +1,285 @@
+"""The Codex provider: seed-004 scenarios on old-UI screens, recorded 0.169 screens, signals."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from baton.providers.base import AgentProfile, TerminalContext
+from baton.providers.codex import CodexProvider, toml_string
+from baton.providers.codex_notify import main as notify_main
+from baton.providers.codex_screen import (
+    ACTIVE_WORK_UI_PATTERN,
+    USER_PREFIX_PATTERN,
+    detect_status,
+    extract_last_message,
+)
+from baton.providers.codex_signals import PaneStateReader, last_notify
+from baton.status import TerminalStatus
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "screens" / "codex"
+IDLE, PROCESSING, COMPLETED = (
+    TerminalStatus.IDLE,
+    TerminalStatus.PROCESSING,
+    TerminalStatus.COMPLETED,
+)
+WAITING, ERROR = TerminalStatus.WAITING_USER_ANSWER, TerminalStatus.ERROR
+FOOTER = "100% context left · ? for shortcuts"
+STATUS_ROW = "  gpt-5.1-codex default · /work/project"
+SHORTCUTS = "  ← for agents · ? for shortcuts"
+
+
+def old_ui(*body: str, composer: str = "›") -> str:
+    return "\n".join([*body, "", composer, "", FOOTER]) + "\n"
+
+
+def new_ui(*body: str, composer: str = "› Ask Codex to do anything") -> str:
+    return "\n".join([*body, "", composer, "", STATUS_ROW, SHORTCUTS]) + "\n"
+
+
+# -- seed 004 scenarios (old UI) ----------------------------------------------------------
+
+
+def test_narrative_keyword_does_not_block_idle_detection() -> None:
+    screen = old_ui("› Check the build", "• I will stop running commands now; nothing is running.")
+    assert detect_status(screen) in (IDLE, COMPLETED)
+
+
+def test_active_work_ui_correctly_blocks_idle_detection() -> None:
+    interrupt = old_ui("› Fix it", "• Done before.", "◦ Working (5s • esc to interrupt)")
+    exploring = old_ui("› Fix it", "• Exploring", "  └ Read main.py")
+    assert detect_status(interrupt) is PROCESSING
+    assert detect_status(exploring) is PROCESSING
+
+
+def test_narrative_exploring_does_not_block_idle_detection() -> None:
+    screen = old_ui("› What did you do?", "• I was exploring the codebase and found the bug.")
+    assert detect_status(screen) in (IDLE, COMPLETED)
+    assert not ACTIVE_WORK_UI_PATTERN.search("• I was exploring the codebase")
+
+
+def test_user_prefix_pattern_does_not_match_across_newlines() -> None:
+    assert not USER_PREFIX_PATTERN.search("›\n100% context left")
+    assert USER_PREFIX_PATTERN.search("› Reply with READY")
+    assert USER_PREFIX_PATTERN.search("›\tReply with READY")
+
+
+def test_standalone_chevron_prompt_not_misdetected_as_user_input() -> None:
+    answered = "› Reply with READY\n• READY\n›\n100% context left\n"
+    fresh = "›\n100% context left\n"
+    assert detect_status(answered) is COMPLETED
+    assert detect_status(fresh) is IDLE
+
+
+def test_standalone_chevron_with_prior_assistant_produces_completed() -> None:
+    screen = old_ui("› Reply with READY", "", "• READY")
+    assert detect_status(screen) is COMPLETED
+
+
+def test_old_ui_prompt_without_answer_is_idle() -> None:
+    assert detect_status(old_ui("› Reply with READY")) is IDLE
+
+
+# -- today's UI, synthetic -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("screen", "expected"),
+    [
+        (new_ui(">_ OpenAI Codex (v0.169.0)"), IDLE),
+        (new_ui("› Go", "• Working (3s • esc to interrupt)"), PROCESSING),
+        (new_ui("› Go", "◦ Reconnecting... 2/5 (3s • esc to interrupt)"), PROCESSING),
+        (new_ui("› Go", "• Half of the answer"), PROCESSING),  # streaming, no status line
+        (new_ui("› Go"), PROCESSING),  # just taken
+        (
+            new_ui("› Go", "• Running and working; I was exploring.", "  Worked for 3s • 10:00"),
+            COMPLETED,
+        ),
+        (new_ui("› Go", "■ stream disconnected before completion: boom"), ERROR),
+        (new_ui("› Go", "• Ok", "  Worked for 1s • 10:00", "› Again", "■ high demand"), ERROR),
+        (new_ui("› Go", "■ Conversation interrupted - tell the model what to do"), IDLE),
+        (new_ui("› Go", "  Question 1/1", "  Pick one (esc to interrupt)"), WAITING),
+        (">_ OpenAI Codex\n\n› Ask Codex to do anything\n\n  ? for shortcuts\n", PROCESSING),
+        ("", PROCESSING),
+    ],
+)
+def test_todays_ui(screen: str, expected: TerminalStatus) -> None:
+    assert detect_status(screen) is expected
+
+
+def test_typed_but_not_submitted_text_is_not_a_prompt() -> None:
+    screen = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00", composer="› next task")
+    assert detect_status(screen) is COMPLETED
+
+
+# -- recorded 0.169 screens ---------------------------------------------------------------------
+
+
+def _fixtures() -> list[Path]:
+    return sorted(FIXTURES.glob("*.txt"))
+
+
+def _read_fixture(path: Path) -> tuple[str, str]:
+    header, _, screen = path.read_text(encoding="utf-8").partition("\n")
+    assert header.startswith("# status: ")
+    return header.removeprefix("# status: ").strip(), screen
+
+
+def test_every_status_is_recorded() -> None:
+    statuses = {_read_fixture(path)[0] for path in _fixtures()}
+    assert statuses >= {"idle", "processing", "completed", "waiting_user_answer", "error"}
+
+
+@pytest.mark.parametrize("path", _fixtures(), ids=lambda path: path.stem)
+def test_recorded_screen(path: Path) -> None:
+    expected, screen = _read_fixture(path)
+    assert str(detect_status(screen)) == expected
+
+
+def _timelines() -> list[Path]:
+    return sorted(FIXTURES.glob("*.timeline.jsonl"))
+
+
+@pytest.mark.parametrize("path", _timelines(), ids=lambda path: path.name.split(".")[0])
+def test_recorded_timeline_has_no_wrong_transition(path: Path) -> None:
+    """Every settled capture reads as its truth; captures in transition may lag by one."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    wrong = []
+    for row in rows:
+        got = str(detect_status(row["screen"]))
+        if row["truth"] != "transition" and got != row["truth"]:
+            wrong.append((row["t"], row["truth"], got))
+    assert not wrong
+
+
+# -- last message -------------------------------------------------------------------------------
+
+
+def test_last_message_is_the_answer_not_the_status_bar() -> None:
+    _, screen = _read_fixture(FIXTURES / "tool_turn-19.txt")
+    message = extract_last_message(screen)
+    assert message.startswith("ANALYST_SUMMARY")
+    assert message.endswith("then run the project tests.")
+    assert "Worked for" not in message and "gpt-5.1-codex" not in message
+
+
+def test_last_message_after_an_error_is_the_error() -> None:
+    _, screen = _read_fixture(FIXTURES / "http_500-01.txt")
+    assert "high demand" in extract_last_message(screen)
+
+
+def test_last_message_old_ui() -> None:
+    assert extract_last_message(old_ui("› Reply", "• READY", "  and more")) == "READY\nand more"
+
+
+# -- launch, startup keys, signals --------------------------------------------------------------
+
+
+def _ctx(tmp_path: Path, instructions: str = "You are the tester.") -> TerminalContext:
+    profile = AgentProfile(name="tester", description="", instructions=instructions)
+    return TerminalContext("abcd1234", tmp_path, profile, tmp_path / "runtime")
+
+
+def _override(argv: list[str], key: str) -> object:
+    values = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-c"]
+    for value in values:
+        if value.startswith(f"{key}="):
+            return tomllib.loads(value)[key]
+    raise AssertionError(f"no -c {key}")
+
+
+def test_launch_overrides_only_on_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    config = 'notify = ["my-notify", "--loud"]\ndeveloper_instructions = "Be brief."\n'
+    (home / "config.toml").write_text(config, encoding="utf-8")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    monkeypatch.delenv("BATON_CODEX_APPROVAL", raising=False)
+    spec = CodexProvider().launch(_ctx(tmp_path, 'Say "hi"\n\\ and\ttab'))
+    assert spec.argv[0] == "codex"
+    assert "--no-alt-screen" in spec.argv
+    assert spec.argv[spec.argv.index("--ask-for-approval") + 1] == "never"
+    assert _override(spec.argv, "developer_instructions") == 'Be brief.\n\nSay "hi"\n\\ and\ttab'
+    notify = _override(spec.argv, "notify")
+    assert isinstance(notify, list)
+    assert notify[1:4] == ["-m", "baton.providers.codex_notify", str(tmp_path / "runtime")]
+    assert notify[4:] == ["my-notify", "--loud"]
+    assert (home / "config.toml").read_text(encoding="utf-8") == config
+
+
+def test_toml_string_round_trips_control_characters() -> None:
+    value = 'a "b" \\ c\n\x01\x7f é'
+    assert tomllib.loads(f"v = {toml_string(value)}")["v"] == value
+
+
+@pytest.mark.parametrize(
+    ("name", "keys"),
+    [("first_start-03.txt", ("Enter",)), ("tool_turn-19.txt", ())],
+)
+def test_startup_keys(name: str, keys: tuple[str, ...]) -> None:
+    _, screen = _read_fixture(FIXTURES / name)
+    assert CodexProvider().startup_keys(screen) == keys
+
+
+def test_model_choice_keeps_the_existing_model() -> None:
+    screen = "  Try the new model?\n› 1. Try new model\n  2. Use existing model\n"
+    assert CodexProvider().startup_keys(screen) == ("2",)
+
+
+def _osc(state: str) -> bytes:
+    return f"\x1b]7501;state={state}:app=codex\x1b\\".encode()
+
+
+def test_pane_state_reader_reads_only_the_new_tail(tmp_path: Path) -> None:
+    log = tmp_path / "pane.log"
+    reader = PaneStateReader()
+    assert reader.state(log) is None
+    log.write_bytes(b"x" * 1000 + _osc("idle"))
+    assert reader.state(log) == "idle"
+    sequence = _osc("working")
+    with log.open("ab") as handle:
+        handle.write(b"y" * 10 + sequence[:7])
+    assert reader.state(log) == "idle"
+    with log.open("ab") as handle:
+        handle.write(sequence[7:] + b"redraw")
+    assert reader.state(log) == "working"
+
+
+def test_status_combines_osc_with_the_screen(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    ctx.runtime_dir.mkdir()
+    log = ctx.runtime_dir / "pane.log"
+    provider = CodexProvider()
+    resting = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00")
+    streaming = new_ui("› Go", "• Half of the ans")
+    just_sent = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00", "› Next")
+    dialog = new_ui("› Go", "  Would you like to run the following command?")
+    log.write_bytes(_osc("working"))
+    assert provider.status(resting, ctx) is PROCESSING  # a glitch cannot end a turn
+    assert provider.status(dialog, ctx) is WAITING
+    log.write_bytes(_osc("working") + _osc("done"))
+    assert provider.status(streaming, ctx) is COMPLETED  # a finished turn is seen at once
+    assert provider.status(just_sent, ctx) is PROCESSING  # stale done after a new prompt
+
+
+def test_notify_program_records_payloads_and_skips_title_thread(tmp_path: Path) -> None:
+    runtime = tmp_path / "runtime"
+    ours = {"type": "agent-turn-complete", "thread-id": "t1", "last-assistant-message": "A"}
+    title = {"thread-id": "t2", "input-messages": ["Generate a concise, single-line task title"]}
+    assert notify_main([str(runtime), json.dumps(ours)]) == 0
+    assert notify_main([str(runtime), json.dumps(title)]) == 0
+    assert last_notify(runtime) == ours
+
+
+def test_last_message_prefers_notify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "none"))
+    ctx = _ctx(tmp_path)
+    payload = {"thread-id": "t1", "last-assistant-message": "RESULT: PASS\nall good"}
+    notify_main([str(ctx.runtime_dir), json.dumps(payload)])
+    screen = new_ui("› Go", "• RESULT: PASS", "  all", "  Worked for 1s • 10:00")
+    assert CodexProvider().last_message(screen, ctx) == "RESULT: PASS\nall good"
