@@ -1,0 +1,164 @@
+"""Claude Code hooks as a native status signal: the recorder command and the log reader.
+
+Claude Code runs hook commands on its own lifecycle events and hands each one the event
+as JSON on stdin. The provider registers `python -m baton.providers.claude_hooks FILE`
+for `UserPromptSubmit`, `Stop`, `StopFailure` and `Notification`; the command appends the
+event as one JSON line to FILE in the terminal's runtime directory. `HookLog` reads that
+file incrementally and answers one question: is the latest turn open, finished or failed?
+
+The recorder must never disturb the CLI: it prints nothing (a Stop hook's output could be
+read as a decision) and always exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HOOK_EVENTS", "HookLog", "TurnState", "append_event", "last_assistant_text", "main"]
+
+HOOK_EVENTS: tuple[str, ...] = ("UserPromptSubmit", "Stop", "StopFailure", "Notification")
+
+
+class TurnState(StrEnum):
+    """The latest turn as the hooks tell it."""
+
+    UNKNOWN = "unknown"  # no prompt recorded yet
+    OPEN = "open"  # UserPromptSubmit with no Stop after it
+    FINISHED = "finished"  # Stop after the latest UserPromptSubmit
+    FAILED = "failed"  # StopFailure (an API error ended the turn)
+
+
+def append_event(path: Path, raw: str) -> None:
+    """Append one event (stdin text) to `path` as a single JSON line, in one write."""
+    try:
+        event = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        event = {"raw": raw}
+    if not isinstance(event, dict):
+        event = {"raw": event}
+    event["baton_time"] = time.time()
+    line = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(descriptor, line)
+    finally:
+        os.close(descriptor)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the hook command; errors are swallowed so the CLI never sees one."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        raw = sys.stdin.read()
+        if args:
+            append_event(Path(args[0]), raw)
+    except Exception:
+        return 0
+    return 0
+
+
+@dataclass
+class HookLog:
+    """Incremental reader of the hook event file: only new complete lines are parsed."""
+
+    path: Path
+    _offset: int = 0
+    _last_prompt: dict[str, Any] | None = field(default=None, repr=False)
+    _last_close: dict[str, Any] | None = field(default=None, repr=False)
+    _last_notification: dict[str, Any] | None = field(default=None, repr=False)
+    _sequence: int = 0
+
+    def refresh(self) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        self._offset += end + 1
+        for raw in data[: end + 1].splitlines():
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                self._add(event)
+
+    def _add(self, event: dict[str, Any]) -> None:
+        self._sequence += 1
+        event["_sequence"] = self._sequence
+        name = event.get("hook_event_name")
+        if name == "UserPromptSubmit":
+            self._last_prompt = event
+        elif name in ("Stop", "StopFailure"):
+            self._last_close = event
+        elif name == "Notification":
+            self._last_notification = event
+
+    def turn_state(self) -> TurnState:
+        self.refresh()
+        if self._last_prompt is None:
+            return TurnState.UNKNOWN
+        close = self._last_close
+        if close is None or close["_sequence"] < self._last_prompt["_sequence"]:
+            return TurnState.OPEN
+        return (
+            TurnState.FAILED
+            if close.get("hook_event_name") == "StopFailure"
+            else (TurnState.FINISHED)
+        )
+
+    def last_close(self) -> dict[str, Any] | None:
+        """The latest Stop or StopFailure event, if it ends the latest turn."""
+        if self.turn_state() in (TurnState.FINISHED, TurnState.FAILED):
+            return self._last_close
+        return None
+
+    def transcript_path(self) -> Path | None:
+        """The session transcript (JSONL) the CLI named in its latest event."""
+        self.refresh()
+        for event in (self._last_close, self._last_prompt):
+            if event and isinstance(event.get("transcript_path"), str):
+                return Path(event["transcript_path"])
+        return None
+
+
+def last_assistant_text(transcript: Path) -> str:
+    """The text of the last assistant message in a Claude Code session transcript."""
+    try:
+        lines = transcript.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return ""
+    for raw in reversed(lines):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("type") != "assistant":
+            continue
+        content = (entry.get("message") or {}).get("content")
+        if isinstance(content, str) and content.strip():
+            return content.strip()
+        if isinstance(content, list):
+            texts = [
+                str(block.get("text", ""))
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "text"
+            ]
+            if any(text.strip() for text in texts):
+                return "\n".join(texts).strip()
+    return ""
+
+
+if __name__ == "__main__":
+    sys.exit(main())
