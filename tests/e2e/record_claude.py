@@ -1,0 +1,418 @@
+"""Record the real Claude Code's screens, with the true state, as test fixtures.
+
+    .venv/bin/python -m tests.e2e.record_claude [--out tests/fixtures/screens/claude_code]
+
+Runs Claude Code under a real `baton serve` against the scripted Anthropic model server
+and captures `tmux capture-pane -p` every few hundred milliseconds through full turns.
+The model server knows the truth (is a turn open?), so every capture is labelled with it:
+
+- `<scenario>.timeline.jsonl`: a header line (scenario, expected status at rest), then
+  one line per capture `{"t", "phase", "hook_lines", "screen"}` with phase `before` (at
+  rest, before the prompt), `sent` (submitted, the model has not been asked yet), `open`
+  (the model has a turn open) or `closed` (the model sent its last reply; `t_closed` says when), and
+  `<scenario>.hooks.jsonl`, the terminal's hook log (`hook_lines` of it existed then);
+- `<scenario>--<status>.txt`: single screens whose true status is certain;
+- `<scenario>--history.txt` and `<scenario>--answer.txt`: the scrollback after a turn and
+  the final answer the model sent, for last-message extraction.
+
+Dialogs that `baton serve` itself gets past (workspace trust, the bypass-permissions
+warning, permission questions when permissions are not skipped) are recorded from
+`claude` started directly in a private tmux server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_ROOT = Path(__file__).resolve().parents[2]
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+from tests.e2e.clis import AGENT_BIN_DIR  # noqa: E402
+from tests.e2e.model.anthropic_messages import (  # noqa: E402
+    ModelServer,
+    anthropic_model_server,
+    claude_environment,
+)
+from tests.e2e.model.brain import Brain, Misbehaviour  # noqa: E402
+from tests.support.server import ServerProcess, running_baton_server  # noqa: E402
+
+from baton.providers.claude_code import HOOK_LOG_FILE  # noqa: E402
+
+__all__ = ["main", "record"]
+
+DEFAULT_OUT = _ROOT / "tests" / "fixtures" / "screens" / "claude_code"
+SAMPLE_SECONDS = 0.25
+SETTLE_SECONDS = 2.0  # captures kept after the turn closed
+NARRATIVE = (
+    "Still running and working: processing esc to interrupt, ✻ Cooked for 9s, I was exploring"
+)
+
+
+@dataclass
+class Timeline:
+    """Captures of one terminal through one turn."""
+
+    scenario: str
+    role: str
+    final: str
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    t_closed: float | None = None
+
+    def write(self, out: Path) -> None:
+        header = {"scenario": self.scenario, "role": self.role, "final": self.final}
+        header["t_closed"] = self.t_closed
+        lines = [json.dumps(header, ensure_ascii=False)]
+        lines += [json.dumps(sample, ensure_ascii=False) for sample in self.samples]
+        (out / f"{self.scenario}.timeline.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+
+
+def _prompt(workdir: Path, role_file: str, extra: str = "") -> str:
+    target = workdir / ".tmp" / "agent-responses" / role_file
+    return (
+        "Round: 1\nAnalyst review cycle: 1\nProgrammer review cycle: 1\n"
+        f"{extra}"
+        "RESPONSE FILE INSTRUCTION: write your final answer to "
+        f"{target} (write a temporary file, then mv it into place)."
+    )
+
+
+class Recorder:
+    """Drives terminals on one `baton serve` and samples their screens."""
+
+    def __init__(self, server: ServerProcess, model: ModelServer, out: Path) -> None:
+        self.server = server
+        self.model = model
+        self.out = out
+        self.client = server.client()
+
+    def pane_of(self, terminal: dict[str, Any]) -> str:
+        listing = self.server.tmux("list-panes", "-a", "-F", "#{window_name} #{pane_id}")
+        for line in listing.splitlines():
+            name, _, pane = line.partition(" ")
+            if name == terminal["tmux_window"]:
+                return pane
+        raise RuntimeError(f"no pane for {terminal['tmux_window']}")
+
+    def create(self, profile: str, workdir: Path) -> tuple[dict[str, Any], str]:
+        response = self.client.post(
+            "/sessions",
+            params={
+                "provider": "claude_code",
+                "agent_profile": profile,
+                "working_directory": str(workdir),
+            },
+        )
+        response.raise_for_status()
+        terminal = response.json()
+        return terminal, self.pane_of(terminal)
+
+    def save(self, name: str, text: str) -> None:
+        (self.out / name).write_text(text, encoding="utf-8")
+
+    def turn(
+        self, scenario: str, terminal: dict[str, Any], pane: str, role: str, prompt: str, final: str
+    ) -> Timeline:
+        """Send `prompt`, sample until the turn closed SETTLE_SECONDS ago; save the timeline."""
+        timeline = Timeline(scenario, role, final)
+        start = time.monotonic()
+        state = {"phase": "before"}
+        stop = threading.Event()
+
+        hooks = self.server.state_dir / "terminals" / terminal["id"] / HOOK_LOG_FILE
+
+        def sample() -> None:
+            while not stop.is_set():
+                hook_lines = _line_count(hooks)
+                screen = self.server.screen(pane)
+                phase = state["phase"]
+                if phase in ("sent", "open"):
+                    phase = self._phase(role, state)
+                timeline.samples.append(
+                    {
+                        "t": round(time.monotonic() - start, 3),
+                        "phase": phase,
+                        "hook_lines": hook_lines,
+                        "screen": screen,
+                    }
+                )
+                if phase == "closed" and timeline.t_closed is None:
+                    timeline.t_closed = round(time.monotonic() - start, 3)
+                time.sleep(SAMPLE_SECONDS)
+
+        opened_before = len(self.model.brain.timeline)
+        state["opened_before"] = opened_before  # type: ignore[assignment]
+        thread = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        time.sleep(SAMPLE_SECONDS * 2)
+        state["phase"] = "sent"
+        response = self.client.post(f"/terminals/{terminal['id']}/input", json={"message": prompt})
+        response.raise_for_status()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if timeline.t_closed is not None and (
+                time.monotonic() - start > timeline.t_closed + SETTLE_SECONDS
+            ):
+                break
+            time.sleep(0.05)
+        stop.set()
+        thread.join()
+        timeline.write(self.out)
+        if hooks.exists():
+            shutil.copyfile(hooks, self.out / f"{scenario}.hooks.jsonl")
+        return timeline
+
+    def _phase(self, role: str, state: dict[str, Any]) -> str:
+        records = self.model.brain.timeline[state["opened_before"] :]
+        mine = [record for record in records if record.role == role]
+        if not mine:
+            return "sent"
+        return "open" if mine[-1].closed is None else "closed"
+
+    def save_screens(self, timeline: Timeline, *, before: str | None) -> None:
+        """Screens whose true status is certain, picked from a timeline."""
+        samples = timeline.samples
+        if before:
+            first = [s for s in samples if s["phase"] == "before"]
+            if first:
+                self.save(f"{timeline.scenario}--{before}.txt", first[-1]["screen"])
+        opened = [s for s in samples if s["phase"] == "open"]
+        picks = {0: "first", len(opened) // 2: "middle", len(opened) - 1: "last"}
+        for index, label in picks.items():
+            if 0 <= index < len(opened):
+                name = f"{timeline.scenario}-{label}--processing.txt"
+                self.save(name, opened[index]["screen"])
+        if timeline.t_closed is not None:
+            settled = [s for s in samples if s["t"] > timeline.t_closed + 1.0]
+            if settled:
+                self.save(f"{timeline.scenario}--{timeline.final}.txt", settled[-1]["screen"])
+
+    def history(self, scenario: str, pane: str) -> None:
+        text = self.server.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", pane)
+        self.save(f"{scenario}--history.txt", text)
+        self.save(f"{scenario}--answer.txt", self.model.answers[-1] + "\n")
+
+
+def record_served(out: Path, work: Path) -> None:
+    """Full turns under `baton serve`: normal, second turn, narrative, paste, errors."""
+    brain = Brain(
+        behaviours={
+            "analyst": Misbehaviour.SLOW,
+            "tester": Misbehaviour.HTTP_500,
+            "programmer_review": Misbehaviour.CUT_STREAM,
+        },
+        slow_seconds=1.5,
+    )
+    with anthropic_model_server(brain) as model:
+        env = claude_environment(work, model)
+        with running_baton_server(work, env=env) as server:
+            recorder = Recorder(server, model, out)
+            analyst_dir = _project(work, "analyst")
+            terminal, pane = recorder.create("system_analyst", analyst_dir)
+            recorder.save("startup--idle.txt", server.screen(pane))
+            first = recorder.turn(
+                "turn1",
+                terminal,
+                pane,
+                "analyst",
+                _prompt(analyst_dir, "analyst_summary.md"),
+                "completed",
+            )
+            recorder.save_screens(first, before="idle")
+            recorder.history("turn1", pane)
+            second = recorder.turn(
+                "turn2",
+                terminal,
+                pane,
+                "analyst",
+                _prompt(analyst_dir, "analyst_summary.md", "Round: 2\nSecond pass.\n"),
+                "completed",
+            )
+            recorder.save_screens(second, before="completed")
+            recorder.history("turn2", pane)
+
+            words_dir = _project(work, "words")
+            terminal, pane = recorder.create("system_analyst", words_dir)
+            words = recorder.turn("narrative", terminal, pane, "other", NARRATIVE, "completed")
+            recorder.save_screens(words, before="idle")
+            recorder.history("narrative", pane)
+
+            paste_dir = _project(work, "paste")
+            terminal, pane = recorder.create("programmer", paste_dir)
+            long_text = "".join(f"Context line {n}: keep this in mind.\n" for n in range(150))
+            paste = recorder.turn(
+                "paste",
+                terminal,
+                pane,
+                "programmer",
+                _prompt(paste_dir, "programmer_summary.md", long_text),
+                "completed",
+            )
+            recorder.save_screens(paste, before=None)
+            recorder.history("paste", pane)
+
+            error_dir = _project(work, "http500")
+            terminal, pane = recorder.create("tester", error_dir)
+            failed = recorder.turn(
+                "http500", terminal, pane, "tester", _prompt(error_dir, "test_result.md"), "error"
+            )
+            recorder.save_screens(failed, before=None)
+
+            cut_dir = _project(work, "cut")
+            terminal, pane = recorder.create("peer_programmer", cut_dir)
+            cut = recorder.turn(
+                "cutstream",
+                terminal,
+                pane,
+                "programmer_review",
+                _prompt(cut_dir, "programmer_review.md"),
+                "error",
+            )
+            recorder.save_screens(cut, before=None)
+
+
+def _line_count(path: Path) -> int:
+    """Complete lines in the hook log so far (the provider reads only those)."""
+    try:
+        return path.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+def _project(work: Path, name: str) -> Path:
+    directory = work / "projects" / name
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+@contextmanager
+def _private_tmux() -> Iterator[list[str]]:
+    directory = Path(tempfile.mkdtemp(prefix="baton-rec-"))
+    base = ["tmux", "-S", str(directory / "tmux.sock"), "-f", "/dev/null"]
+    try:
+        yield base
+    finally:
+        subprocess.run([*base, "kill-server"], capture_output=True, check=False, timeout=30)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _wait_for(base: list[str], target: str, needle: str, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = subprocess.run(
+            [*base, "capture-pane", "-p", "-t", target], capture_output=True, text=True, check=False
+        ).stdout
+        if needle in screen:
+            return screen
+        time.sleep(0.2)
+    raise RuntimeError(f"{needle!r} never appeared; last screen:\n{screen}")
+
+
+def record_dialogs(out: Path, work: Path) -> None:
+    """First-run and permission dialogs, from `claude` started directly in tmux."""
+    brain = Brain()
+    with anthropic_model_server(brain) as model, _private_tmux() as base:
+        env = claude_environment(work / "direct", model)
+        claude = str(AGENT_BIN_DIR / "claude")
+        env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+
+        def start(name: str, directory: Path, *args: str) -> None:
+            subprocess.run(
+                [
+                    *base,
+                    "new-session",
+                    "-d",
+                    "-s",
+                    name,
+                    "-x",
+                    "200",
+                    "-y",
+                    "50",
+                    "-c",
+                    str(directory),
+                    *env_args,
+                    claude,
+                    *args,
+                ],
+                check=True,
+                timeout=30,
+            )
+
+        def keys(name: str, *names: str) -> None:
+            subprocess.run([*base, "send-keys", "-t", name, *names], check=True, timeout=30)
+
+        def choose_yes(name: str, selected: str) -> None:
+            # The CLI drops keys until the dialog is ready; the menu wraps around.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                keys(name, "Down")
+                try:
+                    _wait_for(base, name, selected, timeout=1.0)
+                except RuntimeError:
+                    continue
+                keys(name, "Enter")
+                return
+            raise RuntimeError(f"{selected!r} could not be selected")
+
+        plain = _project(work, "dialogs")
+        start("trust", plain, "--dangerously-skip-permissions")
+        screen = _wait_for(base, "trust", "Yes, I trust this folder")
+        (out / "first-start-trust--waiting_user_answer.txt").write_text(screen, "utf-8")
+        choose_yes("trust", "❯ Yes, I trust this folder")
+        screen = _wait_for(base, "trust", "Yes, I accept")
+        (out / "first-start-bypass--waiting_user_answer.txt").write_text(screen, "utf-8")
+        choose_yes("trust", "❯ Yes, I accept")
+        screen = _wait_for(base, "trust", "bypass permissions on")
+        (out / "first-start-accepted--idle.txt").write_text(screen, "utf-8")
+
+        start("ask", plain)
+        _wait_for(base, "ask", "shift+tab to cycle")
+        keys("ask", "-l", _prompt(plain, "analyst_summary.md"))
+        time.sleep(0.5)
+        keys("ask", "Enter")
+        screen = _wait_for(base, "ask", "Esc to cancel")
+        (out / "permission-mode--waiting_user_answer.txt").write_text(screen, "utf-8")
+        deadline = time.monotonic() + 30
+        while "Do you want to proceed?" not in screen and time.monotonic() < deadline:
+            keys("ask", "Enter")  # stay in auto mode; the CLI drops keys until it is ready
+            try:
+                screen = _wait_for(base, "ask", "Do you want to proceed?", timeout=1.0)
+            except RuntimeError:
+                continue
+        (out / "permission-bash--waiting_user_answer.txt").write_text(screen, "utf-8")
+
+
+def record(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="baton-record-claude-"))
+    try:
+        record_dialogs(out, work)
+        record_served(out, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    record(args.out)
+    print(f"recorded into {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
