@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -341,7 +342,14 @@ def record_approval(out: Path, base: Path) -> None:
         _record(out, "approval", server, truth, body)
 
 
+def _stop_on_sigterm(signum: int, _frame: object) -> None:
+    # SIGTERM (e.g. `timeout`) must unwind through the context managers, which stop
+    # baton serve, its tmux server and every Codex process.
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=_ROOT / "tests/fixtures/screens/codex")
     parser.add_argument("--only", choices=["main", "approval"], default=None)

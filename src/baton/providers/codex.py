@@ -64,6 +64,25 @@ from baton.status import TerminalStatus
 __all__ = ["CodexProvider", "toml_string"]
 
 _RESTING = (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
+_NATIVE_WAIT_SECONDS = 1.5
+
+
+def _native_last_message(ctx: TerminalContext) -> str | None:
+    """The final answer of the latest finished turn from Codex's own records, if known.
+
+    The notify payload names the terminal's thread; that thread's rollout log says
+    whether its latest task has finished and with which message. Without a rollout
+    (session logs switched off), the payload's own `last-assistant-message` is used.
+    """
+    payload = last_notify(ctx.runtime_dir)
+    if payload is None:
+        return None
+    thread = str(payload.get("thread-id") or "")
+    home = codex_home()
+    if thread and (home / "sessions").is_dir():
+        return rollout_last_message(home, thread)
+    message = payload.get("last-assistant-message")
+    return message.strip() if isinstance(message, str) else None
 
 
 def toml_string(value: str) -> str:
@@ -188,17 +207,19 @@ class CodexProvider(Provider):
         return extract_last_message(history)
 
     def last_message(self, history: str, ctx: TerminalContext) -> str:
+        screen_status = detect_status(history)
         from_screen = extract_last_message(history)
-        if detect_status(history) is TerminalStatus.ERROR:
+        if screen_status is TerminalStatus.ERROR:
             return from_screen  # the error the CLI showed, not the previous answer
-        payload = last_notify(ctx.runtime_dir)
-        if payload is not None:
-            thread = str(payload.get("thread-id") or "")
-            recorded = rollout_last_message(codex_home(), thread) if thread else None
-            message = recorded or payload.get("last-assistant-message")
-            if isinstance(message, str) and message.strip():
-                return message.strip()
-        return from_screen
+        # Codex writes its records a moment after it draws the finished turn: when the
+        # screen says completed, give them that moment.
+        patience = _NATIVE_WAIT_SECONDS if screen_status is TerminalStatus.COMPLETED else 0.0
+        deadline = time.monotonic() + patience
+        while True:
+            native = _native_last_message(ctx)
+            if native is not None or time.monotonic() >= deadline:
+                return native if native else from_screen
+            time.sleep(0.05)
 
     # -- cleanup ------------------------------------------------------------------------------
 

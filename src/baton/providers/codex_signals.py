@@ -112,7 +112,10 @@ def last_notify(runtime_dir: Path) -> dict[str, Any] | None:
 
 
 def rollout_last_message(home: Path, thread_id: str) -> str | None:
-    """`last_agent_message` of the thread's latest finished task, from its rollout log."""
+    """`last_agent_message` of the thread's latest task, from its rollout log.
+
+    None when there is no log for the thread or its latest task has not finished.
+    """
     if not re.fullmatch(r"[0-9A-Za-z-]{8,64}", thread_id):
         return None
     candidates = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))

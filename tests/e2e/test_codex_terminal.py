@@ -1,0 +1,149 @@
+"""One real Codex terminal under a real `baton serve`, against the scripted model server.
+
+Codex runs offline (its CODEX_HOME points it at tests/e2e/model/openai_responses.py) and
+does real work: the model asks it to run shell commands that write the response file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.e2e.clis import require_cli
+from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.e2e.model.openai_responses import ModelServer, codex_environment, openai_model_server
+from tests.e2e.record_codex import response_prompt
+from tests.support.server import ServerProcess, running_baton_server
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
+
+_WAIT_SECONDS = 90.0
+
+
+@dataclass
+class CodexRig:
+    server: ServerProcess
+    model: ModelServer
+    client: httpx.Client
+    project: Path
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[CodexRig]:
+    require_cli("codex")
+    project = tmp_path / "project"
+    (project / ".tmp" / "agent-responses").mkdir(parents=True)
+    brain = Brain(behaviours={"analyst_review": Misbehaviour.HTTP_500})
+    with (
+        openai_model_server(brain) as model,
+        running_baton_server(tmp_path, env=codex_environment(tmp_path, model)) as server,
+        server.client() as client,
+    ):
+        yield CodexRig(server, model, client, project)
+
+
+def _create(rig: CodexRig) -> str:
+    response = rig.client.post(
+        "/sessions",
+        params={
+            "provider": "codex",
+            "agent_profile": "tester",
+            "working_directory": str(rig.project),
+        },
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def _statuses_until(rig: CodexRig, terminal: str, final: set[str]) -> list[str]:
+    """Poll the terminal's status until it is one of `final`; every status seen."""
+    seen: list[str] = []
+    deadline = time.monotonic() + _WAIT_SECONDS
+    while time.monotonic() < deadline:
+        status = rig.client.get(f"/terminals/{terminal}").json()["status"]
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        if status in final and not rig.model.brain.open_turns():
+            return seen
+        time.sleep(0.1)
+    return seen
+
+
+def _send(rig: CodexRig, terminal: str, prompt: str) -> None:
+    response = rig.client.post(f"/terminals/{terminal}/input", json={"message": prompt})
+    assert response.status_code == 200, response.text
+
+
+def test_two_turns_write_response_files_and_report_completed(rig: CodexRig) -> None:
+    terminal = _create(rig)
+    assert rig.client.get(f"/terminals/{terminal}").json()["status"] == "idle"
+
+    prompt = response_prompt(rig.project, "analyst_summary.md", "Round: 1\nAnalyse it.")
+    _send(rig, terminal, prompt)
+    seen = _statuses_until(rig, terminal, {"completed"})
+    assert seen[-1] == "completed", seen
+    assert "processing" in seen
+    assert "idle" not in seen[1:]
+    written = rig.project / ".tmp" / "agent-responses" / "analyst_summary.md"
+    answer = written.read_text(encoding="utf-8")
+    assert answer.startswith("ANALYST_SUMMARY")
+    last = rig.client.get(f"/terminals/{terminal}/output", params={"mode": "last"}).json()
+    assert last["output"].strip() == answer.strip()
+
+    second = response_prompt(rig.project, "programmer_summary.md", "Implement the change.")
+    _send(rig, terminal, second)
+    seen = _statuses_until(rig, terminal, {"completed"})
+    assert seen[-1] == "completed", seen
+    programmer = rig.project / ".tmp" / "agent-responses" / "programmer_summary.md"
+    assert programmer.read_text(encoding="utf-8").startswith("PROGRAMMER_SUMMARY")
+    last = rig.client.get(f"/terminals/{terminal}/output", params={"mode": "last"}).json()
+    assert last["output"].strip() == programmer.read_text(encoding="utf-8").strip()
+    full = rig.client.get(f"/terminals/{terminal}/output", params={"mode": "full"}).json()
+    assert "ANALYST_SUMMARY" in full["output"] and "PROGRAMMER_SUMMARY" in full["output"]
+
+
+def test_model_http_500_is_an_error_with_what_codex_showed(rig: CodexRig) -> None:
+    terminal = _create(rig)
+    _send(rig, terminal, response_prompt(rig.project, "analyst_review.md", "Review it."))
+    seen = _statuses_until(rig, terminal, {"error"})
+    assert seen[-1] == "error", seen
+    last = rig.client.get(f"/terminals/{terminal}/output", params={"mode": "last"}).json()
+    screen = rig.server.screen()
+    assert last["output"]
+    assert last["output"] in screen.replace("\n", " ") or last["output"][:40] in screen
+
+
+def _codex_processes(codex_home: str) -> list[int]:
+    """Processes running the Codex binary with this test's CODEX_HOME."""
+    found = []
+    needle = f"CODEX_HOME={codex_home}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        program = Path(command.split(b"\0")[0].decode(errors="replace")).name
+        # The Codex launcher (node) and its binary; not the tmux server, whose command
+        # line merely names codex.
+        if needle in environ and program in ("codex", "node") and b"codex" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def test_deleting_the_terminal_leaves_no_codex_process(rig: CodexRig) -> None:
+    terminal = _create(rig)
+    _send(rig, terminal, "Say READY.")
+    assert _statuses_until(rig, terminal, {"completed"})[-1] == "completed"
+    codex_home = rig.server.env["CODEX_HOME"]
+    assert _codex_processes(codex_home), "codex should be running before the delete"
+    assert rig.client.delete(f"/terminals/{terminal}").status_code == 200
+    left = [pid for pid in _codex_processes(codex_home) if pid != os.getpid()]
+    assert not left, f"codex processes left behind: {left}"
