@@ -12,7 +12,8 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 
-Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`.
+Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
+leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`.
 """
 
 from __future__ import annotations
@@ -151,17 +152,20 @@ class Archive:
         stamp = (started or datetime.now()).strftime("%Y%m%d-%H%M%S")
         return cls(Path(wd).resolve() / ".tmp" / stamp)
 
-    def _next_path(self, role: Role) -> Path:
+    def _next_path(self, role: Role, suffix: str = "") -> Path:
         self.directory.mkdir(parents=True, exist_ok=True)
         while True:
             self._sequence += 1
-            candidate = self.directory / f"{self._sequence:03d}-{role.output_key}.md"
+            candidate = self.directory / f"{self._sequence:03d}-{role.output_key}{suffix}.md"
             if not candidate.exists():
                 return candidate
 
-    def store_file(self, source: Path, role: str | Role) -> Path:
-        """Move `source` into the archive (a rename: nothing is copied or lost)."""
-        target = self._next_path(resolve_role(role))
+    def store_file(self, source: Path, role: str | Role, *, suffix: str = "") -> Path:
+        """Move `source` into the archive (a rename: nothing is copied or lost).
+
+        `suffix` marks what is not an answer to the current prompt (`-stale`).
+        """
+        target = self._next_path(resolve_role(role), suffix)
         os.replace(source, target)
         return target
 
@@ -229,7 +233,19 @@ class Handoff:
         return ensure_response_dir(self.wd)
 
     def clear_stale_response(self, role: str | Role) -> None:
-        clear_stale_response(role, self.wd)
+        """Move a leftover response file to the archive as `NNN-<role>-stale.md`.
+
+        It is out of the way (never taken for the coming answer) yet not silently lost:
+        it may be an answer that arrived while no run was waiting for it.
+        """
+        path = self.response_path_for(role)
+        if not path.is_file():
+            return
+        try:
+            archived = self.archive.store_file(path, role, suffix="-stale")
+        except OSError as error:
+            raise HandoffError(f"cannot move the stale {path} aside: {error.strerror}") from None
+        self.log.warning(f"a stale {path.name} was left over; archived to {archived}")
 
     def send_and_wait(self, terminal_id: str, role: str | Role, message: str) -> str:
         """Clear the stale file, send the prompt, wait for the answer; return its text."""

@@ -122,6 +122,19 @@ def test_stale_file_from_previous_run_exists(tmp_path: Path) -> None:
     assert not path.exists()
 
 
+def test_stale_file_is_moved_to_the_archive_not_silently_deleted(tmp_path: Path) -> None:
+    """Seed 004 archives rather than deletes: a leftover answer is kept, marked stale."""
+    path = response_path_for("analyst_review", tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("old answer")
+    handoff, _, log = _handoff(tmp_path, ScriptedApi(["idle"]))
+    handoff.clear_stale_response("analyst_review")
+    assert not path.exists()
+    kept = tmp_path / ".tmp" / "run" / "001-analyst_review-stale.md"
+    assert kept.read_text() == "old answer"
+    assert f"archived to {kept}" in log.getvalue()
+
+
 def test_no_stale_file_exists(tmp_path: Path) -> None:
     clear_stale_response("analyst", tmp_path)  # no error
 
