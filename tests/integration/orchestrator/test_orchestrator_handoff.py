@@ -83,3 +83,17 @@ def test_waiting_user_answer_is_reported_and_waited_out(project: Project) -> Non
     assert run.returncode == 0, run.stderr
     assert run.stderr.count("is waiting for a user answer") == 1
     assert "tester (terminal" in run.stderr
+
+
+def test_a_leftover_response_file_is_archived_as_stale_and_never_taken(project: Project) -> None:
+    """A test_result.md saying PASS from an earlier run must not end this one."""
+    leftover = project.wd / ".tmp" / "agent-responses" / "test_result.md"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("RESULT: PASS\nEVIDENCE:\n- from an old run\n", encoding="utf-8")
+    project.cao.behaviour["tester"] = lambda turn: answer_plan(turn, tester_passes=False)
+    run = project.run(MAX_ROUNDS="1")
+    assert run.returncode == 1, run.stderr
+    names = [p.name for p in project.archives()]
+    assert names[-2:] == ["009-tester-stale.md", "010-tester.md"]
+    assert "from an old run" in (project.archives()[-2]).read_text(encoding="utf-8")
+    assert project.state()["outputs"]["tester"].startswith("RESULT: FAIL")
