@@ -74,6 +74,8 @@ class RunState:
     archive_dir: str = ""
     output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
+    # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
+    nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The version-1 document: the shell script's fields, then Baton's additions."""
@@ -90,11 +92,17 @@ class RunState:
                 "current_phase": self.current_phase,
                 "final_status": self.final_status,
                 "session_name": self.session_name,
-                "terminals": {key: self.terminals.get(key, "") for key in TERMINAL_KEYS},
+                "terminals": {
+                    **{key: self.terminals.get(key, "") for key in TERMINAL_KEYS},
+                    **self.nested_extra.get("terminals", {}),
+                },
                 "feedback": self.feedback,
                 "analyst_feedback": self.analyst_feedback,
                 "programmer_feedback": self.programmer_feedback,
-                "outputs": {key: self.outputs.get(key, "") for key in OUTPUT_KEYS},
+                "outputs": {
+                    **{key: self.outputs.get(key, "") for key in OUTPUT_KEYS},
+                    **self.nested_extra.get("outputs", {}),
+                },
                 "current_cycle": self.current_cycle,
                 "current_step": self.current_step,
                 "awaiting": self.awaiting,
@@ -108,7 +116,7 @@ class RunState:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunState:
         """Read a version-1 document leniently: bad round → 1, bad phase → analyst."""
-        known = set(cls.__dataclass_fields__) | {"version"}
+        known = (set(cls.__dataclass_fields__) | {"version"}) - {"extra", "nested_extra"}
         state = cls(
             api=_text(data.get("api")),
             provider=_text(data.get("provider")),
@@ -134,6 +142,12 @@ class RunState:
             output_files=_string_map(data.get("output_files"), OUTPUT_KEYS, keep_empty=False),
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
+        for name, keys in (("terminals", TERMINAL_KEYS), ("outputs", OUTPUT_KEYS)):
+            section = data.get(name)
+            if isinstance(section, dict):
+                unknown = {key: value for key, value in section.items() if key not in keys}
+                if unknown:
+                    state.nested_extra[name] = unknown
         return state
 
 

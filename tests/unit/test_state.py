@@ -146,6 +146,22 @@ def test_shell_written_state_loads_with_defaults_for_baton_fields(tmp_path: Path
     assert json.loads(path.read_text())["extra_shell_field"] == "kept"
 
 
+def test_unknown_fields_inside_terminals_and_outputs_are_kept(tmp_path: Path) -> None:
+    """A newer writer may add a terminal or an output; saving must not drop it."""
+    data = _shell_state()
+    data["terminals"] = {**data["terminals"], "reviewer_2": "r2"}  # type: ignore[dict-item]
+    data["outputs"] = {**data["outputs"], "notes": {"kept": True}}  # type: ignore[dict-item]
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(data))
+    state = load_state(path)
+    save_state(state, path)
+    saved = json.loads(path.read_text())
+    assert saved["terminals"]["reviewer_2"] == "r2"
+    assert saved["terminals"]["tester"] == "t1"
+    assert saved["outputs"]["notes"] == {"kept": True}
+    assert list(saved["outputs"])[:5] == list(data["outputs"])[:5]
+
+
 @pytest.mark.parametrize("bad", ["two", "", None, 0, -3, True, [1]])
 def test_invalid_round_in_state_file_defaults_to_1(tmp_path: Path, bad: object) -> None:
     path = tmp_path / "state.json"
