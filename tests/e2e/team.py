@@ -185,7 +185,7 @@ class StatusRecorder:
 
     def _run(self) -> None:
         roles: dict[str, str] = {}
-        with self.server.client(timeout=30) as client:
+        with self.server.client() as client:
             while not self._stop.is_set():
                 # The server may be busy creating terminals; the next poll tries again.
                 with contextlib.suppress(httpx.HTTPError):

@@ -46,7 +46,10 @@ def _project(tmp_path: Path) -> SampleProject:
 def _run_recorded(team: TeamServer, project: SampleProject, **kwargs: object) -> LoopResult:
     with StatusRecorder(team.server, interval=POLL_INTERVAL) as recorder:
         result = run_loop(team, project, **kwargs)  # type: ignore[arg-type]
-    assert recorder.samples, "the status recorder saw no terminal"
+    seen = {(sample.role, sample.status) for sample in recorder.samples}
+    for role in ("analyst", "analyst_review", "programmer", "programmer_review", "tester"):
+        # Not a vacuous check: every terminal was seen both working and done.
+        assert {(role, "processing"), (role, "completed")} <= seen, sorted(seen)
     timeline = team.brain.timeline
     assert not at_rest_during_open_turns(recorder.samples, timeline, render_slack=RENDER_SLACK)
     assert not processing_after_closed_turns(

@@ -13,6 +13,7 @@ model side), which the status-timeline test compares with what `baton serve` rep
 
 from __future__ import annotations
 
+import re
 import shlex
 import threading
 import time
@@ -30,6 +31,7 @@ __all__ = ["Brain", "Misbehaviour", "Step", "TurnRecord", "response_target"]
 # Printed by the tester's command so its final message can quote the verdict.
 _VERDICT_MARK = "BATON_VERDICT "
 _OTHER = "other"
+_REPORT_START = re.compile(r"^RESULT: (?:PASS|FAIL)$", re.MULTILINE)
 
 
 class Misbehaviour(StrEnum):
@@ -148,12 +150,13 @@ class Brain:
             test_command = scenario.test_command if scenario and scenario.test_command else "true"
             return Step(command=_tester_command(project, test_command, target, ignore_file))
         verdict = "PASS" if f"{_VERDICT_MARK}PASS" in last_tool_output else "FAIL"
-        report = last_tool_output.split(_VERDICT_MARK, 1)[0].strip()
-        if "RESULT:" in report:
-            report = report[report.index("RESULT:") :]
-        else:
-            report = f"RESULT: {verdict}\nEVIDENCE:\n{report}"
-        return Step(message=report)
+        # The CLI may echo the command back with its output: the report starts at the
+        # last line that is a verdict, and ends where the verdict mark is printed.
+        output = last_tool_output.rsplit(_VERDICT_MARK, 1)[0]
+        starts = list(_REPORT_START.finditer(output))
+        if starts:
+            return Step(message=output[starts[-1].start() :].strip())
+        return Step(message=f"RESULT: {verdict}\nEVIDENCE:\n{output.strip()}")
 
     # -- the timeline -----------------------------------------------------------------------
 
@@ -189,7 +192,12 @@ def _plain_reply(prompt: str) -> str:
 def _tester_command(
     project: Path, test_command: str, target: ResponseTarget, ignore_file: bool
 ) -> str:
-    """Run the scenario test; write RESULT and EVIDENCE from its real exit code and output."""
+    """Run the scenario test; report RESULT and EVIDENCE from its real exit code and output.
+
+    The report goes to the response file (temporary name, then `mv`) and is printed, or,
+    for an agent that ignores the file instruction, only printed. No `rm`: Codex refuses
+    commands it deems destructive when it may not ask for approval.
+    """
     path = shlex.quote(str(target.path))
     temporary = shlex.quote(str(target.path.with_name(f".{target.path.name}.tester.tmp")))
     report = (
@@ -200,18 +208,13 @@ def _tester_command(
         "printf '  exit code: %s\\n' \"$code\"; "
         '[ "$verdict" = FAIL ] && printf \'Failed criteria: the scenario test exited with '
         'code %s.\\nRecommended next fix: make the failing assertions hold.\\n\' "$code"; '
-        f"}} > {temporary}; "
+        "}"
     )
-    write = (
-        f"mkdir -p {shlex.quote(str(target.path.parent))} && mv -f {temporary} {path}; "
-        if not ignore_file
-        else f"rm -f {temporary}; "
-    )
+    run = f"cd {shlex.quote(str(project))} && out=$({test_command} 2>&1); code=$?; "
+    if ignore_file:
+        return f'{run}{report}; echo "{_VERDICT_MARK}$verdict"'
     return (
-        f"cd {shlex.quote(str(project))} && out=$({test_command} 2>&1); code=$?; "
-        + report
-        + (f"cat {temporary}; " if ignore_file else "")
-        + write
-        + (f"cat {path}; " if not ignore_file else "")
-        + f'echo "{_VERDICT_MARK}$verdict"'
+        f"{run}{report} > {temporary}; "
+        f"mkdir -p {shlex.quote(str(target.path.parent))} && mv -f {temporary} {path}; "
+        f'cat {path}; echo "{_VERDICT_MARK}$verdict"'
     )
