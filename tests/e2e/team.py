@@ -254,5 +254,9 @@ def processing_after_closed_turns(
                 turn.closed + poll_interval <= sample.sent
                 and sample.received <= following - next_turn_allowance
             ):
-                wrong.append(f"{sample.role} processing after its turn closed: {turn}")
+                late = sample.sent - turn.closed
+                wrong.append(
+                    f"{sample.role} still processing {late:.2f}s after its turn closed "
+                    f"(its next turn opened {following - sample.received:.2f}s later)"
+                )
     return wrong

@@ -27,6 +27,7 @@ from tests.e2e.team import (
     run_loop,
     team_server,
 )
+from tests.support.server import wait_for_status
 
 from baton.demo.sample import SampleProject, write_sample_project
 
@@ -44,8 +45,10 @@ def _project(tmp_path: Path) -> SampleProject:
 
 
 def _run_recorded(team: TeamServer, project: SampleProject, **kwargs: object) -> LoopResult:
+    # The terminals stay up at the end (no CLEANUP_ON_EXIT), so a CLI shutting down is
+    # never mistaken for one still working; the mixed-team test covers the exit keys.
     with StatusRecorder(team.server, interval=POLL_INTERVAL) as recorder:
-        result = run_loop(team, project, **kwargs)  # type: ignore[arg-type]
+        result = run_loop(team, project, CLEANUP_ON_EXIT="0", **kwargs)  # type: ignore[arg-type]
     seen = {(sample.role, sample.status) for sample in recorder.samples}
     for role in ("analyst", "analyst_review", "programmer", "programmer_review", "tester"):
         # Not a vacuous check: every terminal was seen both working and done.
@@ -130,13 +133,14 @@ def test_mixed_team_from_the_json_config(tmp_path: Path) -> None:
     with team_server(tmp_path, brain, {"codex", "claude_code"}) as team:
         with StatusRecorder(team.server, interval=POLL_INTERVAL) as recorder:
             result = run_loop(team, project, provider="", config_file=config)
-        providers = {sample.terminal_id: sample.role for sample in recorder.samples}
-        described = {
-            terminal_id: team.server.client().get(f"/terminals/{terminal_id}").json()
-            for terminal_id in providers
-        }
+        roles = {sample.terminal_id: sample.role for sample in recorder.samples}
+        with team.server.client() as client:
+            described = {t: client.get(f"/terminals/{t}").json() for t in roles}
+            # CLEANUP_ON_EXIT=1: each CLI was asked to quit with its own exit keys, and did.
+            exited = {t: wait_for_status(client, t, {"error"}) for t in roles}
     _assert_fail_then_pass(result)
-    by_role = {providers[t]: d["provider"] for t, d in described.items()}
+    assert set(exited.values()) == {"error"}, exited
+    by_role = {roles[t]: d["provider"] for t, d in described.items()}
     assert by_role == {
         "analyst": "codex",
         "analyst_review": "claude_code",
