@@ -18,7 +18,7 @@ from tests.e2e.clis import require_cli
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.openai_responses import ModelServer, codex_environment, openai_model_server
 from tests.e2e.record_codex import response_prompt
-from tests.support.server import ServerProcess, running_baton_server
+from tests.support.server import ServerProcess, running_baton_server, wait_for_status
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -81,7 +81,8 @@ def _send(rig: CodexRig, terminal: str, prompt: str) -> None:
 
 def test_two_turns_write_response_files_and_report_completed(rig: CodexRig) -> None:
     terminal = _create(rig)
-    assert rig.client.get(f"/terminals/{terminal}").json()["status"] == "idle"
+    # Codex may report a short `working` of its own right after startup; it then rests.
+    assert wait_for_status(rig.client, terminal, {"idle"}) == "idle"
 
     prompt = response_prompt(rig.project, "analyst_summary.md", "Round: 1\nAnalyse it.")
     _send(rig, terminal, prompt)

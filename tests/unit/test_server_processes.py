@@ -1,4 +1,4 @@
-"""kill_process_tree stops a session leader, its children and its double-forked daemons."""
+"""Stopping a terminal's processes: its session, its descendants, and any that escaped both."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from baton.server.processes import kill_process_tree
+from baton.server.processes import kill_process_tree, kill_processes_with_env
 
 _LEADER = """
 import os, signal, sys, time
@@ -54,3 +54,26 @@ def test_leader_and_daemon_are_killed(tmp_path: Path) -> None:
         leader.kill()
         if daemon is not None and _alive(daemon):
             subprocess.run(["kill", "-9", str(daemon)], check=False)
+
+
+def test_processes_that_left_the_session_are_found_by_their_environment(tmp_path: Path) -> None:
+    marker = f"unit-{time.monotonic_ns()}"
+    # Its own session, parented to nobody we know: only the variable ties it to us.
+    escaped = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"],
+        env={"BATON_TERMINAL_ID": marker, "PATH": "/usr/bin:/bin"},
+        start_new_session=True,
+    )
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(600)"],
+        env={"BATON_TERMINAL_ID": marker + "x", "PATH": "/usr/bin:/bin"},
+    )
+    try:
+        killed = kill_processes_with_env("BATON_TERMINAL_ID", marker, grace_seconds=0.5)
+        assert killed == [escaped.pid]
+        escaped.wait(timeout=10)
+        assert bystander.poll() is None
+    finally:
+        escaped.kill()
+        bystander.kill()
+        bystander.wait(timeout=10)

@@ -38,9 +38,7 @@ from the scrollback second.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 import time
 import tomllib
@@ -221,44 +219,9 @@ class CodexProvider(Provider):
                 return native if native else from_screen
             time.sleep(0.05)
 
-    # -- cleanup ------------------------------------------------------------------------------
-
-    def cleanup(self, ctx: TerminalContext) -> None:
-        """Stop Codex processes this terminal started that left its process session.
-
-        The server kills the pane's session and descendants; a helper that called
-        `setsid` and was re-parented to init escapes both, but it still carries the
-        pane's `BATON_TERMINAL_ID` in its environment.
-        """
-        kill_terminal_processes(ctx.terminal_id)
-
 
 def _answer_shown(screen: str) -> bool:
     parts = split_screen(screen)
     if "esc to interrupt" in "\n".join(parts.turn):
         return False
     return any(ANSWER_BULLET_PATTERN.match(line) for line in parts.turn)
-
-
-def kill_terminal_processes(terminal_id: str, *, grace_seconds: float = 2.0) -> list[int]:
-    """SIGTERM, then SIGKILL, every process whose environment names this terminal."""
-    needle = f"BATON_TERMINAL_ID={terminal_id}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    for pid in found:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_seconds
-    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in found):
-        time.sleep(0.05)
-    for pid in found:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    return found

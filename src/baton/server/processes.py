@@ -2,7 +2,10 @@
 
 A pane's command leads its own process session (tmux calls setsid for it), so every
 process it starts — even one that double-forks away from its parent — keeps that
-session id unless it asks for a new one. Killing by session and by descent covers both.
+session id unless it asks for a new one. Killing by session and by descent covers both;
+a helper that called `setsid` itself and was re-parented to init escapes both, but it
+still carries the pane's environment, so a last sweep finds it by a variable only that
+terminal's processes have.
 """
 
 from __future__ import annotations
@@ -13,12 +16,31 @@ import signal
 import time
 from pathlib import Path
 
-__all__ = ["kill_process_tree"]
+__all__ = ["kill_process_tree", "kill_processes_with_env"]
 
 
 def kill_process_tree(root_pid: int, *, grace_seconds: float = 2.0) -> None:
     """SIGTERM, then SIGKILL, every process in `root_pid`'s session and its descendants."""
-    targets = _session_and_descendants(root_pid)
+    _terminate(_session_and_descendants(root_pid), grace_seconds)
+
+
+def kill_processes_with_env(name: str, value: str, *, grace_seconds: float = 2.0) -> list[int]:
+    """SIGTERM, then SIGKILL, every process whose environment has `name=value`; their pids."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    _terminate(found, grace_seconds)
+    return found
+
+
+def _terminate(targets: list[int], grace_seconds: float) -> None:
     for pid in targets:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_seconds

@@ -28,7 +28,7 @@ from baton.errors import (
 )
 from baton.providers import Provider, TerminalContext, get_provider
 from baton.providers.base import AgentProfile
-from baton.server.processes import kill_process_tree
+from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry, TerminalRecord
 from baton.server.screen import normalize_screen
@@ -43,6 +43,9 @@ SESSION_PREFIX = "baton-"
 _SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _POLL_SECONDS = 0.05
 _INITIAL_DELIVERY = "initial_delivery.json"
+# Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
+# found after the terminal is deleted even when they left its process session.
+TERMINAL_ID_VARIABLE = "BATON_TERMINAL_ID"
 
 
 @dataclass(frozen=True)
@@ -123,7 +126,7 @@ class TerminalService:
                 **self.environment,
                 **spec.env,
                 **(env_vars or {}),
-                "BATON_TERMINAL_ID": terminal_id,
+                TERMINAL_ID_VARIABLE: terminal_id,
                 "CAO_TERMINAL_ID": terminal_id,
             }
             window = self.tmux.create_window(
@@ -359,6 +362,7 @@ class TerminalService:
             state = self.tmux.pane_state(record.pane_id)
             if state.pid is not None:
                 kill_process_tree(state.pid)
+            kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
             self.tmux.kill_window(record.window_id)
             with self._guard:
                 self._providers.pop(record.id, None)
