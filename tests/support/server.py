@@ -24,6 +24,8 @@ from pathlib import Path
 
 import httpx
 
+from baton.server.processes import kill_processes_with_env
+
 __all__ = [
     "ServerProcess",
     "free_port",
@@ -163,21 +165,8 @@ class ServerProcess:
 
 
 def kill_marked_processes(marker: str) -> list[int]:
-    """SIGKILL every process whose environment carries `MARKER_VARIABLE=marker`."""
-    needle = f"{MARKER_VARIABLE}={marker}".encode()
-    killed = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed.append(int(entry.name))
-    return killed
+    """Kill every process whose environment carries `MARKER_VARIABLE=marker`; their pids."""
+    return kill_processes_with_env(MARKER_VARIABLE, marker, grace_seconds=0.5)
 
 
 @contextlib.contextmanager
