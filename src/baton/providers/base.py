@@ -9,6 +9,7 @@ are tested on recorded screens without running anything.
 
 from __future__ import annotations
 
+import shutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,10 @@ class LaunchSpec:
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+
+    def command_found(self, search_path: str) -> bool:
+        """Whether the CLI (`argv[0]`) exists on `search_path`, the PATH the pane gets."""
+        return bool(self.argv) and shutil.which(self.argv[0], path=search_path) is not None
 
 
 class Provider(ABC):

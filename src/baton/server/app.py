@@ -36,6 +36,7 @@ from baton.errors import BadRequestError, ConfigError, ServerError
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.security import LocalOnlyMiddleware
+from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
 
@@ -154,7 +155,9 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     """The FastAPI application with every CAO route, the safety middleware and error shapes."""
     service = service or build_service(options)
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
+    sessions = SessionService(service)
     app.state.service = service
+    app.state.sessions = sessions
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)
 
@@ -201,15 +204,15 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
 
     @app.get("/sessions")
     def list_sessions() -> list[dict[str, Any]]:
-        return service.list_sessions()
+        return sessions.list_sessions()
 
     @app.get("/sessions/{session_name}")
     def get_session(session_name: str) -> dict[str, Any]:
-        return service.get_session(session_name)
+        return sessions.get_session(session_name)
 
     @app.delete("/sessions/{session_name}")
     def delete_session(session_name: str) -> dict[str, bool]:
-        service.delete_session(session_name)
+        sessions.delete_session(session_name)
         return {"success": True}
 
     @app.post("/sessions/{session_name}/terminals", status_code=201)
@@ -232,7 +235,7 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
 
     @app.get("/sessions/{session_name}/terminals")
     def list_session_terminals(session_name: str) -> list[dict[str, Any]]:
-        return service.session_terminals(session_name)
+        return sessions.session_terminals(session_name)
 
     @app.get("/terminals/{terminal_id}")
     def get_terminal(terminal_id: TerminalId) -> dict[str, Any]:
@@ -291,9 +294,10 @@ async def _message_from_body(request: Request) -> str:
 
 def shutdown_everything(service: TerminalService) -> None:
     """Delete every session (stopping each CLI and its daemons), then the tmux server."""
+    sessions = SessionService(service)
     for session in service.registry.sessions():
         try:
-            service.delete_session(session.name)
+            sessions.delete_session(session.name)
         except ServerError:
             continue
     service.tmux.kill_server()

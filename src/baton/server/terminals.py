@@ -1,6 +1,7 @@
 """The terminal service: create, type into, read, exit and delete agent terminals.
 
-One API session is one tmux session; one terminal is one window running one agent CLI.
+One API session is one tmux session (see `sessions`); one terminal is one window running
+one agent CLI.
 The service joins the three things that know about a terminal — the registry (what
 exists), tmux (the pane) and the provider (what the screen means) — and turns every
 failure into a ServerError the API maps to an HTTP status.
@@ -12,6 +13,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Mapping
@@ -129,6 +131,13 @@ class TerminalService:
                 TERMINAL_ID_VARIABLE: terminal_id,
                 "CAO_TERMINAL_ID": terminal_id,
             }
+            if not spec.command_found(env.get("PATH", os.defpath)):
+                # A CLI that is not installed is the caller's mistake, not a dead terminal.
+                shutil.rmtree(runtime_dir, ignore_errors=True)
+                raise BadRequestError(
+                    f"provider {provider_name!r} needs {spec.argv[0]!r}, "
+                    "which is not on the PATH of baton serve"
+                )
             window = self.tmux.create_window(
                 session=session,
                 window_name=f"{profile.name}-{terminal_id[:4]}",
@@ -347,14 +356,14 @@ class TerminalService:
 
     def delete_terminal(self, terminal_id: str) -> None:
         record = self.record(terminal_id)
-        self._destroy(record)
+        self.stop(record)
         self.registry.remove_terminal(terminal_id)
         if not self.registry.terminals(record.session_name):
             self.tmux.kill_session(record.session_name)
             self.registry.remove_session(record.session_name)
 
-    def _destroy(self, record: TerminalRecord) -> None:
-        """Stop the CLI, whatever it started, and its window."""
+    def stop(self, record: TerminalRecord) -> None:
+        """Stop the CLI, whatever it started, and its window (the record stays)."""
         provider, ctx = self._provider(record)
         try:
             provider.cleanup(ctx)
@@ -368,49 +377,6 @@ class TerminalService:
                 self._providers.pop(record.id, None)
                 self._contexts.pop(record.id, None)
                 self._locks.pop(record.id, None)
-
-    # -- sessions -------------------------------------------------------------------------
-
-    def list_sessions(self) -> list[dict[str, Any]]:
-        live = self._tmux_sessions()
-        return [self._session_summary(s.name, live) for s in self.registry.sessions()]
-
-    def get_session(self, name: str) -> dict[str, Any]:
-        if self.registry.get_session(name) is None:
-            raise NotFoundError(f"session {name!r} not found")
-        return {
-            "session": self._session_summary(name, self._tmux_sessions()),
-            "terminals": self.session_terminals(name),
-        }
-
-    def session_terminals(self, name: str) -> list[dict[str, Any]]:
-        if self.registry.get_session(name) is None:
-            raise NotFoundError(f"session {name!r} not found")
-        return [self.describe(record) for record in self.registry.terminals(name)]
-
-    def delete_session(self, name: str) -> None:
-        if self.registry.get_session(name) is None:
-            raise NotFoundError(f"session {name!r} not found")
-        for record in self.registry.terminals(name):
-            self._destroy(record)
-        self.tmux.kill_session(name)
-        self.registry.remove_session(name)
-
-    def _tmux_sessions(self) -> dict[str, bool]:
-        """Live tmux session name -> whether a client is attached."""
-        output = self.tmux.run(
-            "list-sessions", "-F", "#{session_name}|#{session_attached}", check=False
-        )
-        live: dict[str, bool] = {}
-        for line in output.splitlines():
-            name, _, attached = line.partition("|")
-            live[name] = attached not in ("", "0")
-        return live
-
-    @staticmethod
-    def _session_summary(name: str, live: Mapping[str, bool]) -> dict[str, Any]:
-        status = "terminated" if name not in live else "active" if live[name] else "detached"
-        return {"id": name, "name": name, "status": status}
 
     # -- per-terminal objects ---------------------------------------------------------------
 

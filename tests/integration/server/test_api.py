@@ -200,6 +200,27 @@ def test_unknown_profile_and_provider_are_400_and_start_nothing(
     assert baton_server.tmux("list-sessions", "-F", "#{session_name}").split() == []
 
 
+def test_provider_whose_cli_is_not_installed_is_400_and_starts_nothing(tmp_path: Path) -> None:
+    # The pane's PATH is the server's: neither `codex` nor `claude` lives in /usr/bin here.
+    with (
+        running_baton_server(tmp_path, env={"PATH": "/usr/bin:/bin"}) as server,
+        server.client() as client,
+    ):
+        answers = {
+            name: _create(client, tmp_path, provider=name) for name in ("codex", "claude_code")
+        }
+        sessions = client.get("/sessions").json()
+        tmux_sessions = server.tmux("list-sessions", "-F", "#{session_name}").split()
+    assert answers["codex"].status_code == 400
+    assert answers["codex"].json()["detail"] == (
+        "provider 'codex' needs 'codex', which is not on the PATH of baton serve"
+    )
+    assert answers["claude_code"].status_code == 400
+    assert "'claude'" in answers["claude_code"].json()["detail"]
+    assert sessions == []
+    assert tmux_sessions == []
+
+
 def test_duplicate_session_name_is_400(baton_server: ServerProcess, tmp_path: Path) -> None:
     with baton_server.client() as client:
         assert _create(client, tmp_path, session_name="dup").status_code == 201

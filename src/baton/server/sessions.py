@@ -1,0 +1,63 @@
+"""Sessions as the API shows them: one tmux session each, holding the terminals in it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from baton.errors import NotFoundError
+from baton.server.terminals import TerminalService
+
+__all__ = ["SessionService"]
+
+
+class SessionService:
+    """Lists, describes and deletes sessions over the terminal service's registry and tmux."""
+
+    def __init__(self, terminals: TerminalService) -> None:
+        self.terminals = terminals
+        self.registry = terminals.registry
+        self.tmux = terminals.tmux
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        live = self._tmux_sessions()
+        return [_summary(session.name, live) for session in self.registry.sessions()]
+
+    def get_session(self, name: str) -> dict[str, Any]:
+        self._require(name)
+        return {
+            "session": _summary(name, self._tmux_sessions()),
+            "terminals": self.session_terminals(name),
+        }
+
+    def session_terminals(self, name: str) -> list[dict[str, Any]]:
+        self._require(name)
+        return [self.terminals.describe(record) for record in self.registry.terminals(name)]
+
+    def delete_session(self, name: str) -> None:
+        """Stop every terminal in the session (CLIs, daemons, windows), then the session."""
+        self._require(name)
+        for record in self.registry.terminals(name):
+            self.terminals.stop(record)
+        self.tmux.kill_session(name)
+        self.registry.remove_session(name)
+
+    def _require(self, name: str) -> None:
+        if self.registry.get_session(name) is None:
+            raise NotFoundError(f"session {name!r} not found")
+
+    def _tmux_sessions(self) -> dict[str, bool]:
+        """Live tmux session name -> whether a client is attached."""
+        output = self.tmux.run(
+            "list-sessions", "-F", "#{session_name}|#{session_attached}", check=False
+        )
+        live: dict[str, bool] = {}
+        for line in output.splitlines():
+            name, _, attached = line.partition("|")
+            live[name] = attached not in ("", "0")
+        return live
+
+
+def _summary(name: str, live: Mapping[str, bool]) -> dict[str, Any]:
+    status = "terminated" if name not in live else "active" if live[name] else "detached"
+    return {"id": name, "name": name, "status": status}
