@@ -25,13 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,13 +37,13 @@ _ROOT = Path(__file__).resolve().parents[2]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from tests.e2e.clis import AGENT_BIN_DIR  # noqa: E402
 from tests.e2e.model.anthropic_messages import (  # noqa: E402
     ModelServer,
     anthropic_model_server,
     claude_environment,
 )
 from tests.e2e.model.brain import Brain, Misbehaviour  # noqa: E402
+from tests.e2e.record_claude_dialogs import record_dialogs  # noqa: E402
 from tests.support.server import ServerProcess, running_baton_server  # noqa: E402
 
 from baton.providers.claude_code import HOOK_LOG_FILE  # noqa: E402
@@ -297,109 +294,11 @@ def _project(work: Path, name: str) -> Path:
     return directory
 
 
-@contextmanager
-def _private_tmux() -> Iterator[list[str]]:
-    directory = Path(tempfile.mkdtemp(prefix="baton-rec-"))
-    base = ["tmux", "-S", str(directory / "tmux.sock"), "-f", "/dev/null"]
-    try:
-        yield base
-    finally:
-        subprocess.run([*base, "kill-server"], capture_output=True, check=False, timeout=30)
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-def _wait_for(base: list[str], target: str, needle: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = subprocess.run(
-            [*base, "capture-pane", "-p", "-t", target], capture_output=True, text=True, check=False
-        ).stdout
-        if needle in screen:
-            return screen
-        time.sleep(0.2)
-    raise RuntimeError(f"{needle!r} never appeared; last screen:\n{screen}")
-
-
-def record_dialogs(out: Path, work: Path) -> None:
-    """First-run and permission dialogs, from `claude` started directly in tmux."""
-    brain = Brain()
-    with anthropic_model_server(brain) as model, _private_tmux() as base:
-        env = claude_environment(work / "direct", model)
-        claude = str(AGENT_BIN_DIR / "claude")
-        env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
-
-        def start(name: str, directory: Path, *args: str) -> None:
-            subprocess.run(
-                [
-                    *base,
-                    "new-session",
-                    "-d",
-                    "-s",
-                    name,
-                    "-x",
-                    "200",
-                    "-y",
-                    "50",
-                    "-c",
-                    str(directory),
-                    *env_args,
-                    claude,
-                    *args,
-                ],
-                check=True,
-                timeout=30,
-            )
-
-        def keys(name: str, *names: str) -> None:
-            subprocess.run([*base, "send-keys", "-t", name, *names], check=True, timeout=30)
-
-        def choose_yes(name: str, selected: str) -> None:
-            # The CLI drops keys until the dialog is ready; the menu wraps around.
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                keys(name, "Down")
-                try:
-                    _wait_for(base, name, selected, timeout=1.0)
-                except RuntimeError:
-                    continue
-                keys(name, "Enter")
-                return
-            raise RuntimeError(f"{selected!r} could not be selected")
-
-        plain = _project(work, "dialogs")
-        start("trust", plain, "--dangerously-skip-permissions")
-        screen = _wait_for(base, "trust", "Yes, I trust this folder")
-        (out / "first-start-trust--waiting_user_answer.txt").write_text(screen, "utf-8")
-        choose_yes("trust", "❯ Yes, I trust this folder")
-        screen = _wait_for(base, "trust", "Yes, I accept")
-        (out / "first-start-bypass--waiting_user_answer.txt").write_text(screen, "utf-8")
-        choose_yes("trust", "❯ Yes, I accept")
-        screen = _wait_for(base, "trust", "bypass permissions on")
-        (out / "first-start-accepted--idle.txt").write_text(screen, "utf-8")
-
-        start("ask", plain)
-        _wait_for(base, "ask", "shift+tab to cycle")
-        keys("ask", "-l", _prompt(plain, "analyst_summary.md"))
-        time.sleep(0.5)
-        keys("ask", "Enter")
-        screen = _wait_for(base, "ask", "Esc to cancel")
-        (out / "permission-mode--waiting_user_answer.txt").write_text(screen, "utf-8")
-        deadline = time.monotonic() + 30
-        while "Do you want to proceed?" not in screen and time.monotonic() < deadline:
-            keys("ask", "Enter")  # stay in auto mode; the CLI drops keys until it is ready
-            try:
-                screen = _wait_for(base, "ask", "Do you want to proceed?", timeout=1.0)
-            except RuntimeError:
-                continue
-        (out / "permission-bash--waiting_user_answer.txt").write_text(screen, "utf-8")
-
-
 def record(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="baton-record-claude-"))
     try:
-        record_dialogs(out, work)
+        record_dialogs(out, work, _project(work, "dialogs"), _prompt)
         record_served(out, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
