@@ -42,7 +42,11 @@ from tests.e2e.model.openai_responses import (  # noqa: E402
     codex_environment,
     openai_model_server,
 )
-from tests.support.server import ServerProcess, running_baton_server  # noqa: E402
+from tests.support.server import (  # noqa: E402
+    ServerProcess,
+    running_baton_server,
+    wait_for_status,
+)
 
 from baton.server.screen import normalize_screen  # noqa: E402
 
@@ -114,17 +118,6 @@ class Truth:
         if now - max(record.closed or 0.0 for record in timeline) < RENDER_SLACK:
             return TRANSITION
         return "completed"
-
-
-def _wait(client: httpx.Client, terminal: str, wanted: set[str], timeout: float = 60) -> str:
-    deadline = time.monotonic() + timeout
-    status = ""
-    while time.monotonic() < deadline:
-        status = client.get(f"/terminals/{terminal}").json()["status"]
-        if status in wanted:
-            return status
-        time.sleep(0.1)
-    return status
 
 
 def _submit(client: httpx.Client, tid: str, prompt: str, brain: Brain, truth: Truth) -> None:
@@ -219,7 +212,7 @@ def record_main_flow(out: Path, base: Path) -> None:
             created.raise_for_status()
             terminal["id"] = created.json()["id"]
             truth.phase = None
-            _wait(client, terminal["id"], {"idle"})
+            wait_for_status(client, terminal["id"], {"idle"}, timeout=60)
 
         recorder = Recorder(server, truth)
         with recorder.running():
@@ -231,7 +224,7 @@ def record_main_flow(out: Path, base: Path) -> None:
         def turn(prompt: str) -> Callable[[], None]:
             def body() -> None:
                 _submit(client, tid, prompt, brain, truth)
-                _wait(client, tid, {"completed", "error"})
+                wait_for_status(client, tid, {"completed", "error"}, timeout=60)
                 while brain.open_turns():
                     time.sleep(0.1)
 
@@ -335,7 +328,7 @@ def record_approval(out: Path, base: Path) -> None:
             server.tmux("send-keys", "-t", server.pane_ids()[-1], "y")
             time.sleep(0.3)
             truth.phase = None
-            _wait(client, tid, {"completed"})
+            wait_for_status(client, tid, {"completed"}, timeout=60)
             while brain.open_turns():
                 time.sleep(0.1)
 
