@@ -13,13 +13,14 @@ read as a decision) and always exits 0.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from baton.providers.records import append_json_line
 
 __all__ = ["HOOK_EVENTS", "HookLog", "TurnState", "append_event", "last_assistant_text", "main"]
 
@@ -44,12 +45,7 @@ def append_event(path: Path, raw: str) -> None:
     if not isinstance(event, dict):
         event = {"raw": event}
     event["baton_time"] = time.time()
-    line = (json.dumps(event, ensure_ascii=False) + "\n").encode("utf-8")
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(descriptor, line)
-    finally:
-        os.close(descriptor)
+    append_json_line(path, event)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from baton.providers.codex_signals import NOTIFY_FILE
+from baton.providers.records import append_json_line
 
 __all__ = ["main"]
 
@@ -28,19 +28,12 @@ def main(argv: list[str]) -> int:
         return 0
     runtime_dir, chained, payload = Path(argv[0]), argv[1:-1], argv[-1]
     try:
-        line = json.dumps(json.loads(payload), ensure_ascii=False)
+        record = json.loads(payload)
     except ValueError:
-        line = json.dumps({"raw": payload})
-    try:
+        record = {"raw": payload}
+    with contextlib.suppress(OSError):
         runtime_dir.mkdir(parents=True, exist_ok=True)
-        # One write of one line with O_APPEND: concurrent turns never interleave.
-        fd = os.open(runtime_dir / NOTIFY_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (line + "\n").encode("utf-8"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+        append_json_line(runtime_dir / NOTIFY_FILE, record)
     if chained:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([*chained, payload], check=False, timeout=60)
