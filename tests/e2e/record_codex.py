@@ -120,6 +120,16 @@ class Truth:
         return "completed"
 
 
+def _create_terminal(client: httpx.Client, project: Path) -> str:
+    """A new session whose Codex terminal works in `project`; its terminal id."""
+    created = client.post(
+        "/sessions",
+        params={"provider": "codex", "agent_profile": "tester", "working_directory": str(project)},
+    )
+    created.raise_for_status()
+    return created.json()["id"]
+
+
 def _submit(client: httpx.Client, tid: str, prompt: str, brain: Brain, truth: Truth) -> None:
     """Send a prompt; until its request reaches the model, the truth is in transition."""
     turns = len(brain.timeline)
@@ -201,16 +211,7 @@ def record_main_flow(out: Path, base: Path) -> None:
 
         def start() -> None:
             truth.phase = "processing"  # starting up; the trust dialog is labelled below
-            created = client.post(
-                "/sessions",
-                params={
-                    "provider": "codex",
-                    "agent_profile": "tester",
-                    "working_directory": str(project),
-                },
-            )
-            created.raise_for_status()
-            terminal["id"] = created.json()["id"]
+            terminal["id"] = _create_terminal(client, project)
             truth.phase = None
             wait_for_status(client, terminal["id"], {"idle"}, timeout=60)
 
@@ -303,16 +304,7 @@ def record_approval(out: Path, base: Path) -> None:
         server.client() as client,
     ):
         model.escalate_commands = True
-        created = client.post(
-            "/sessions",
-            params={
-                "provider": "codex",
-                "agent_profile": "tester",
-                "working_directory": str(project),
-            },
-        )
-        created.raise_for_status()
-        tid = created.json()["id"]
+        tid = _create_terminal(client, project)
 
         def body() -> None:
             prompt = response_prompt(project, "analyst_summary.md", "Go")
