@@ -43,8 +43,8 @@ def run(config: Path | None) -> None:
     Configuration comes from environment variables (API, PROVIDER, WD, PROMPT,
     PROMPT_FILE, MAX_ROUNDS, …), then the optional JSON CONFIG file, then defaults.
     """
-    from baton.config import load_settings
-    from baton.loop import run_orchestrator
+    from baton.orchestrator.config import load_settings
+    from baton.orchestrator.loop import run_orchestrator
 
     def action() -> int:
         return run_orchestrator(load_settings(config, os.environ))
@@ -105,7 +105,7 @@ def demo(directory: Path | None, keep: bool) -> None:
 @click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
 def status(state_file: Path | None) -> None:
     """Show where a run stands, from its state file (default: STATE_FILE or WD/.tmp/…)."""
-    from baton.state_view import show_status
+    from baton.orchestrator.state_view import show_status
 
     sys.exit(_exit_code_for(lambda: show_status(state_file, os.environ)))
 

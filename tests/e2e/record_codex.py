@@ -48,7 +48,7 @@ from tests.support.server import (  # noqa: E402
     wait_for_status,
 )
 
-from baton.server.screen import normalize_screen  # noqa: E402
+from baton.screen import normalize_screen  # noqa: E402
 
 __all__ = ["Capture", "Recorder", "main", "response_prompt"]
 

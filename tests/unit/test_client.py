@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from tests.integration.orchestrator.fake_cao import FakeCao
 
-from baton.client import ApiClient
 from baton.errors import ApiError, ApiHttpError, ApiUnreachableError
+from baton.orchestrator.client import ApiClient
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from baton.config import AgentOverride, Settings, load_settings
 from baton.errors import ConfigError
+from baton.orchestrator.config import AgentOverride, Settings, load_settings
 
 PROMPT = "intro\n*** ORIGINAL EXPLORE SUMMARY ***\nthe code\n*** SCENARIO TEST ***\nrun it\n"
 

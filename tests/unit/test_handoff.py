@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
-from baton.handoff import (
+from baton.orchestrator.handoff import (
     Archive,
     Handoff,
     clear_stale_response,
@@ -21,7 +21,7 @@ from baton.handoff import (
     response_file_instruction,
     response_path_for,
 )
-from baton.runlog import RunLog
+from baton.orchestrator.runlog import RunLog
 
 
 class ManualClock:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from baton.errors import RunInterrupted
-from baton.interrupts import SignalGuard
+from baton.orchestrator.interrupts import SignalGuard
 
 
 @pytest.fixture

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from tests.integration.orchestrator.fake_cao import FakeCao, Turn, answer_plan
 
-from baton.config import Settings
 from baton.errors import RunInterrupted, StateFileError
-from baton.loop import run_orchestrator
-from baton.runlog import RunLog
-from baton.state import RunState, save_state
+from baton.orchestrator.config import Settings
+from baton.orchestrator.loop import run_orchestrator
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.state import RunState, save_state
 
 PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nexplore\n*** SCENARIO TEST ***\nscenario\n"
 TERMINAL_KEYS = ["analyst", "peer_analyst", "programmer", "peer_programmer", "tester"]

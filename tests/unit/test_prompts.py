@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from baton import prompts
 from baton.errors import ConfigError
-from baton.handoff import response_path_for
-from baton.prompts import (
+from baton.orchestrator import prompts
+from baton.orchestrator.handoff import response_path_for
+from baton.orchestrator.prompts import (
     EXPLORE_BACK_REFERENCE,
     ExploreTracker,
     build_analyst_prompt,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baton.review import (
+from baton.orchestrator.review import (
     condense_cross_phase,
     evaluate_review,
     extract_review_notes,

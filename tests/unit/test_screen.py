@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baton.server.screen import last_lines, normalize_screen, render_bytes
+from baton.screen import last_lines, normalize_screen, render_bytes
 
 
 def test_normalize_trims_trailing_spaces_and_blank_lines() -> None:

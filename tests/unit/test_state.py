@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from baton.errors import StateFileError
-from baton.state import RunState, load_state, save_state, should_auto_resume, write_json_atomic
+from baton.orchestrator.state import (
+    RunState,
+    load_state,
+    save_state,
+    should_auto_resume,
+    write_json_atomic,
+)
 
 SHELL_FIELDS = [
     "version",

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from baton.errors import StateFileError
-from baton.state import RunState, save_state
-from baton.state_view import default_state_file, show_status
+from baton.orchestrator.state import RunState, save_state
+from baton.orchestrator.state_view import default_state_file, show_status
 
 
 def test_running_state_summary(tmp_path: Path) -> None:

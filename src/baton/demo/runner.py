@@ -12,11 +12,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from baton.config import Settings
 from baton.demo.sample import SampleProject, write_sample_project
 from baton.errors import ConfigError
-from baton.loop import run_orchestrator
-from baton.runlog import RunLog
+from baton.orchestrator.config import Settings
+from baton.orchestrator.loop import run_orchestrator
+from baton.orchestrator.runlog import RunLog
 from baton.server.app import ServerOptions, run_server_in_thread
 
 __all__ = ["run_demo"]

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from baton.server.screen import normalize_screen
+from baton.screen import normalize_screen
 from baton.status import TerminalStatus
 
 __all__ = ["ClaudeScreen", "Marker", "last_answer", "parse_screen", "screen_status"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from baton.server.screen import normalize_screen
+from baton.screen import normalize_screen
 from baton.status import TerminalStatus
 
 __all__ = [

@@ -16,8 +16,8 @@ from __future__ import annotations
 import sys
 
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.screen import last_lines, normalize_screen
 from baton.scripted_agent import ui
-from baton.server.screen import last_lines, normalize_screen
 from baton.status import TerminalStatus
 
 __all__ = ["ScriptedProvider"]

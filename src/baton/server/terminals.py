@@ -30,10 +30,10 @@ from baton.errors import (
 )
 from baton.providers import Provider, TerminalContext, get_provider
 from baton.providers.base import AgentProfile
+from baton.screen import normalize_screen
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry, TerminalRecord
-from baton.server.screen import normalize_screen
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
 

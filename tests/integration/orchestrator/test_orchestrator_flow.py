@@ -7,7 +7,7 @@ import json
 from tests.integration.orchestrator.conftest import Project
 from tests.integration.orchestrator.fake_cao import Turn, answer_plan
 
-from baton.prompts import EXPLORE_BACK_REFERENCE, UPSTREAM_BACK_REFERENCE
+from baton.orchestrator.prompts import EXPLORE_BACK_REFERENCE, UPSTREAM_BACK_REFERENCE
 
 ROUND = [
     "analyst",

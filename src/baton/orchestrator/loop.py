@@ -1,6 +1,6 @@
 """One `baton run` from start to end: init or resume the team, run the phases, shut down.
 
-The rounds themselves are `baton.phases.PhaseMachine`; this module owns what surrounds
+The rounds themselves are `baton.orchestrator.phases.PhaseMachine`; this module owns what surrounds
 them: deciding new or resumed, creating or checking the five terminals, the signal guard,
 and the exit path (state saved, CLEANUP_ON_EXIT) however the run ends.
 
@@ -14,18 +14,18 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from baton.client import ApiClient
-from baton.composer import PromptComposer
-from baton.config import Settings
 from baton.errors import ApiHttpError, StateFileError
-from baton.handoff import Archive, Handoff
-from baton.interrupts import SignalGuard
-from baton.phases import PhaseMachine
-from baton.prompts import ExploreTracker
-from baton.runlog import RunLog
-from baton.startup import PreparedRun, prepare_run
-from baton.state import RunState, save_state
-from baton.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.orchestrator.client import ApiClient
+from baton.orchestrator.composer import PromptComposer
+from baton.orchestrator.config import Settings
+from baton.orchestrator.handoff import Archive, Handoff
+from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.phases import PhaseMachine
+from baton.orchestrator.prompts import ExploreTracker
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.startup import PreparedRun, prepare_run
+from baton.orchestrator.state import RunState, save_state
+from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
 
 __all__ = ["Orchestrator", "run_orchestrator"]
 

@@ -37,8 +37,8 @@ from baton.errors import (
     HandoffTimeout,
     MissingResponseError,
 )
+from baton.orchestrator.runlog import RunLog, format_duration
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
-from baton.runlog import RunLog, format_duration
 from baton.status import TerminalStatus
 
 __all__ = [

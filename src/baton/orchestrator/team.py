@@ -7,12 +7,12 @@ and `cao-server`.
 
 from __future__ import annotations
 
-from baton.client import ApiClient
-from baton.config import Settings
 from baton.errors import ApiError, ApiHttpError, StateFileError
+from baton.orchestrator.client import ApiClient
+from baton.orchestrator.config import Settings
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.state import RunState
 from baton.roles import ROLES
-from baton.runlog import RunLog
-from baton.state import RunState
 from baton.status import TerminalStatus
 
 __all__ = ["cleanup_terminals", "init_new_run", "verify_resume_terminals"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from baton.config import Settings
 from baton.errors import ConfigError, StateFileError
-from baton.prompts import PromptParts, parse_prompt
-from baton.runlog import RunLog
-from baton.state import RunState, load_state, should_auto_resume
+from baton.orchestrator.config import Settings
+from baton.orchestrator.prompts import PromptParts, parse_prompt
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.state import RunState, load_state, should_auto_resume
 
 __all__ = ["PreparedRun", "prepare_run"]
 

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from baton.config import DEFAULT_STATE_FILE_NAME
+from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
+from baton.orchestrator.state import RunState, load_state
 from baton.roles import ROLES
-from baton.state import RunState, load_state
 
 __all__ = ["default_state_file", "format_status", "show_status"]
 

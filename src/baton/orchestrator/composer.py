@@ -1,6 +1,6 @@
 """`PromptComposer`: each role's prompt, from the run's state and settings.
 
-The builders in `baton.prompts` are pure; this decides what goes into them: the explore
+The builders in `baton.orchestrator.prompts` are pure; this decides what goes into them: the explore
 block per terminal, the feedback slots, the upstream output condensed across phases (with
 the path of its full archived copy), and each role's response file.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baton.config import Settings
-from baton.handoff import response_path_for
-from baton.prompts import (
+from baton.orchestrator.config import Settings
+from baton.orchestrator.handoff import response_path_for
+from baton.orchestrator.prompts import (
     ExploreTracker,
     PromptParts,
     build_analyst_prompt,
@@ -20,13 +20,13 @@ from baton.prompts import (
     build_programmer_review_prompt,
     build_tester_prompt,
 )
-from baton.review import (
+from baton.orchestrator.review import (
     ReviewKind,
     condense_cross_phase,
     extract_review_notes,
     extract_test_evidence,
 )
-from baton.state import RunState
+from baton.orchestrator.state import RunState
 
 __all__ = ["PromptComposer"]
 

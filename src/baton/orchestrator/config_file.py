@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from baton.config_keys import (
+from baton.errors import ConfigError
+from baton.orchestrator.config_keys import (
     ROLE_NAMES,
     SETTING_KEYS,
     AgentOverride,
@@ -18,7 +19,6 @@ from baton.config_keys import (
     check_range,
     parse_value,
 )
-from baton.errors import ConfigError
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["read_config_file"]

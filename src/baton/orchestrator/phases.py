@@ -5,7 +5,7 @@
 
 Every state change goes through `_transition`, which applies it and saves the state with
 signals held, so a run stopped at any point resumes from a state that is whole. Setting up
-the team and shutting down are `baton.loop`'s job.
+the team and shutting down are `baton.orchestrator.loop`'s job.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from baton.client import ApiClient
-from baton.composer import PromptComposer
-from baton.config import Settings
 from baton.errors import MissingResponseError
-from baton.handoff import Handoff, Response
-from baton.interrupts import SignalGuard
-from baton.prompts import ExploreTracker
-from baton.review import ReviewKind, evaluate_review, tester_result
+from baton.orchestrator.client import ApiClient
+from baton.orchestrator.composer import PromptComposer
+from baton.orchestrator.config import Settings
+from baton.orchestrator.handoff import Handoff, Response
+from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.prompts import ExploreTracker
+from baton.orchestrator.review import ReviewKind, evaluate_review, tester_result
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
 from baton.roles import ROLE_BY_TERMINAL
-from baton.runlog import RunLog
-from baton.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
 
 __all__ = ["PhaseMachine"]
 

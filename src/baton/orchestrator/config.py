@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.config_file import read_config_file
-from baton.config_keys import (
+from baton.errors import ConfigError
+from baton.orchestrator.config_file import read_config_file
+from baton.orchestrator.config_keys import (
     ROLE_NAMES,
     SETTING_KEYS,
     AgentOverride,
@@ -47,8 +48,7 @@ from baton.config_keys import (
     parse_value,
     read_prompt_file,
 )
-from baton.errors import ConfigError
-from baton.prompts import PromptParts, parse_prompt
+from baton.orchestrator.prompts import PromptParts, parse_prompt
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = [
