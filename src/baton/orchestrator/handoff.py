@@ -169,9 +169,9 @@ class Archive:
         os.replace(source, target)
         return target
 
-    def store_text(self, text: str, role: str | Role) -> Path:
-        """Write `text` (e.g. a fallback terminal output) into the archive."""
-        target = self._next_path(resolve_role(role))
+    def store_text(self, text: str, role: str | Role, *, suffix: str = "") -> Path:
+        """Write `text` into the archive: a fallback terminal output, or a prompt (`-prompt`)."""
+        target = self._next_path(resolve_role(role), suffix)
         target.write_text(text, encoding="utf-8")
         return target
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from baton.errors import ApiHttpError, StateFileError
+from baton.errors import ApiHttpError, BatonError, StateFileError
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.handoff import Archive, Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.phases import PhaseMachine
@@ -26,6 +27,7 @@ from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Orchestrator", "run_orchestrator"]
 
@@ -57,6 +59,7 @@ class Orchestrator:
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
         self._creating: RunState | None = None  # a new team while its terminals are created
+        self.events = RunEvents(None)  # the run record, once the archive is known
 
     # --- the whole run ---
 
@@ -65,6 +68,9 @@ class Orchestrator:
         try:
             try:
                 return self._run()
+            except BatonError as error:
+                self.events.emit(EventKind.ERROR, error=type(error).__name__, message=str(error))
+                raise
             finally:
                 self._shutdown()
         finally:
@@ -90,6 +96,19 @@ class Orchestrator:
             self._creating = None
         state.archive_dir = str(archive.directory)
         self.state = state
+        self.events = RunEvents(archive.directory)
+        self.events.emit(
+            EventKind.RUN_RESUME if prepared.resumed else EventKind.RUN_START,
+            api=self.settings.api,
+            wd=str(self.settings.wd),
+            state_file=str(self.state_path),
+            session_name=state.session_name,
+            terminals=dict(state.terminals),
+            providers=self._providers(),
+            round=state.current_round,
+            phase=state.current_phase,
+            max_rounds=self.settings.max_rounds,
+        )
         machine = self._machine(prepared, archive)
         with self.signals.critical():
             machine.save()
@@ -127,7 +146,12 @@ class Orchestrator:
             handoff,
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
+            self.events,
         )
+
+    def _providers(self) -> dict[str, str]:
+        """The provider each role's terminal runs, as the settings chose it."""
+        return {key: self.settings.provider_for(key) for key in ROLE_BY_TERMINAL}
 
     def _report_finished(self, state: RunState) -> int:
         """RESUME=1 on a run that already ended: say so and exit with its result."""
@@ -166,6 +190,12 @@ class Orchestrator:
             save_state(self.state, self.state_path)
         except StateFileError as error:
             self.log.warning(str(error))
+        self.events.emit(
+            EventKind.RUN_END,
+            final_status=self.state.final_status,
+            round=self.state.current_round,
+            phase=self.state.current_phase,
+        )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
         if self.state.final_status == "RUNNING":

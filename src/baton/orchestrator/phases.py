@@ -19,6 +19,7 @@ from baton.errors import MissingResponseError
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.handoff import Handoff, Response
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
@@ -83,6 +84,7 @@ class PhaseMachine:
         handoff: Handoff,
         prompts: PromptComposer,
         explore: ExploreTracker,
+        events: RunEvents | None = None,
     ) -> None:
         self.settings = settings
         self.api = api
@@ -93,6 +95,7 @@ class PhaseMachine:
         self.handoff = handoff
         self.prompts = prompts
         self.explore = explore
+        self.events = events or RunEvents(None)
 
     # --- the rounds ---
 
@@ -151,6 +154,15 @@ class PhaseMachine:
             )
             notes = self.prompts.review_feedback(review.text)
             reviewer = ROLE_BY_TERMINAL[phase.reviewer].title
+            self.events.emit(
+                EventKind.GATE,
+                role=ROLE_BY_TERMINAL[phase.reviewer].output_key,
+                **self._where(),
+                approved=decision.approved,
+                said_approved=decision.said_approved,
+                reason=decision.reason,
+                notes=notes,
+            )
             if decision.approved:
                 self.log.info(f"{where}: {reviewer} {decision.reason} → {phase.next_phase} phase")
             elif decision.said_approved:
@@ -189,6 +201,9 @@ class PhaseMachine:
         verdict = tester_result(answer.text)
         evidence = self.prompts.test_feedback(answer.text)
         last = state.current_round >= self.settings.max_rounds
+        self.events.emit(
+            EventKind.VERDICT, **self._where(), verdict=verdict or "FAIL", evidence=evidence
+        )
         if verdict == "PASS":
             self.log.info(f"{where}: RESULT: PASS")
         else:
@@ -241,6 +256,15 @@ class PhaseMachine:
         if response is None:
             self._send(terminal_key, where, build())
             response = self.handoff.wait_for_response(terminal_id, role)
+        self.events.emit(
+            EventKind.ANSWER,
+            role=role.output_key,
+            terminal_id=terminal_id,
+            **self._where(),
+            chars=len(response.text),
+            from_file=response.from_file,
+            file=str(response.archived_to) if response.archived_to else None,
+        )
         if not response.text.strip():
             raise MissingResponseError(
                 f"{role.title} (terminal {terminal_id}) handed over an empty answer"
@@ -256,6 +280,7 @@ class PhaseMachine:
         self.handoff.ensure_response_dir()
         self.handoff.clear_stale_response(role)
         self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
+        prompt_file = self._archive_prompt(message, role.output_key)
 
         def sent() -> None:
             state.awaiting = {
@@ -273,6 +298,31 @@ class PhaseMachine:
                 self.explore.forget(terminal_id)
                 raise
             self._transition(sent, clear_awaiting=False)
+        self.events.emit(
+            EventKind.PROMPT_SENT,
+            role=role.output_key,
+            terminal_id=terminal_id,
+            **self._where(),
+            chars=len(message),
+            file=str(prompt_file) if prompt_file else None,
+        )
+
+    def _archive_prompt(self, message: str, output_key: str) -> Path | None:
+        """Keep the prompt beside the answers (`NNN-<role>-prompt.md`): the run record."""
+        try:
+            return self.handoff.archive.store_text(message, output_key, suffix="-prompt")
+        except OSError as error:
+            self.log.warning(f"cannot archive the prompt for {output_key}: {error.strerror}")
+            return None
+
+    def _where(self) -> dict[str, object]:
+        """Round, phase and review cycle, as every event about a turn carries them."""
+        state = self.state
+        return {
+            "round": state.current_round,
+            "phase": state.current_phase,
+            "cycle": state.current_cycle,
+        }
 
     # --- state changes ---
 

@@ -7,6 +7,7 @@ import json
 from tests.integration.orchestrator.conftest import Project
 from tests.integration.orchestrator.fake_cao import Turn, answer_plan
 
+from baton.orchestrator.events import read_events
 from baton.orchestrator.prompts import EXPLORE_BACK_REFERENCE, UPSTREAM_BACK_REFERENCE
 
 ROUND = [
@@ -54,12 +55,19 @@ def test_full_loop_fail_then_pass(project: Project) -> None:
     assert state["outputs"]["tester"].startswith("RESULT: PASS")
     assert state["session_name"] == session
 
-    # Every answer archived, numbered, by role; nothing left in agent-responses.
+    # Every prompt and answer archived, numbered, by role; nothing left in agent-responses.
     names = [p.name for p in project.archives()]
-    assert len(names) == 18
-    assert names[0] == "001-analyst.md" and names[8] == "009-tester.md"
+    assert len(names) == 36
+    assert names[:2] == ["001-analyst-prompt.md", "002-analyst.md"]
+    assert names[16:18] == ["017-tester-prompt.md", "018-tester.md"]
     assert list((project.wd / ".tmp" / "agent-responses").iterdir()) == []
     assert "PASS" in run.stderr and "round 2/8" in run.stderr
+
+    # The run record: start, 18 prompts and answers, 4 gate decisions a round, 2 verdicts, end.
+    events = [e["event"] for e in read_events(project.archives()[0].parent / "events.jsonl")]
+    assert events[0] == "run_start" and events[-1] == "run_end"
+    assert events.count("prompt_sent") == events.count("answer") == 18
+    assert events.count("gate") == 8 and events.count("verdict") == 2
 
 
 def test_prompts_carry_feedback_back_references_and_condensed_upstream(project: Project) -> None:

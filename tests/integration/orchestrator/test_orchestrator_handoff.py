@@ -94,6 +94,6 @@ def test_a_leftover_response_file_is_archived_as_stale_and_never_taken(project: 
     run = project.run(MAX_ROUNDS="1")
     assert run.returncode == 1, run.stderr
     names = [p.name for p in project.archives()]
-    assert names[-2:] == ["009-tester-stale.md", "010-tester.md"]
-    assert "from an old run" in (project.archives()[-2]).read_text(encoding="utf-8")
+    assert names[-3:] == ["017-tester-stale.md", "018-tester-prompt.md", "019-tester.md"]
+    assert "from an old run" in (project.archives()[-3]).read_text(encoding="utf-8")
     assert project.state()["outputs"]["tester"].startswith("RESULT: FAIL")
