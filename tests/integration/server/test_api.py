@@ -153,7 +153,6 @@ def test_delete_terminal_and_session(baton_server: ServerProcess, tmp_path: Path
         ("POST", "/terminals/0123abcd/exit"),
         ("DELETE", "/terminals/0123abcd"),
         ("GET", "/sessions/nope"),
-        ("DELETE", "/sessions/nope"),
         ("GET", "/sessions/nope/terminals"),
         ("POST", "/sessions/nope/terminals?agent_profile=tester&provider=scripted"),
     ],
