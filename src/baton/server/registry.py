@@ -62,6 +62,7 @@ _MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("terminals", "last_active", "REAL"),
     ("terminals", "group_json", "TEXT"),
     ("terminals", "metadata_json", "TEXT"),
+    ("terminals", "allowed_tools_json", "TEXT"),
 )
 
 _TERMINAL_COLUMNS = (
@@ -79,6 +80,7 @@ _TERMINAL_COLUMNS = (
     "last_active",
     "group_json",
     "metadata_json",
+    "allowed_tools_json",
 )
 
 
@@ -93,7 +95,8 @@ class TerminalRecord:
     """Everything needed to find a terminal's pane and rebuild its provider context.
 
     `caller_id` is the terminal that created this one (CAO's handoff/assign callback
-    target); `group` and `metadata` are the labels CAO's sibling discovery reads.
+    target); `group` and `metadata` are the labels CAO's sibling discovery reads;
+    `allowed_tools` is the list a CAO client asked for (its MCP tools check it).
     """
 
     id: str
@@ -110,6 +113,7 @@ class TerminalRecord:
     last_active: float | None = None
     group: tuple[str, ...] | None = None
     metadata: Mapping[str, Any] | None = None
+    allowed_tools: tuple[str, ...] | None = None
 
 
 class MessageStatus(StrEnum):
@@ -212,6 +216,7 @@ class Registry:
             record.last_active,
             _dump(list(record.group) if record.group is not None else None),
             _dump(dict(record.metadata) if record.metadata is not None else None),
+            _dump(list(record.allowed_tools) if record.allowed_tools is not None else None),
         )
         columns = ", ".join(_TERMINAL_COLUMNS)
         marks = ", ".join("?" for _ in _TERMINAL_COLUMNS)
@@ -333,8 +338,10 @@ def _terminal(row: sqlite3.Row) -> TerminalRecord:
     data = dict(row)
     group = _load(data.pop("group_json", None))
     metadata = _load(data.pop("metadata_json", None))
+    tools = _load(data.pop("allowed_tools_json", None))
     return TerminalRecord(
         **data,
+        allowed_tools=tuple(str(tool) for tool in tools) if isinstance(tools, list) else None,
         group=tuple(str(part) for part in group) if isinstance(group, list) and group else None,
         metadata=metadata if isinstance(metadata, dict) else None,
     )

@@ -35,6 +35,7 @@ class StepRequest:
     teardown: bool = True
     working_directory: str | None = None
     caller_id: str | None = None
+    allowed_tools: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class StepRunner:
             session_name=request.session_name,
             new_session=request.session_name is None,
             caller_id=request.caller_id,
+            allowed_tools=request.allowed_tools,
         )
         record = self.terminals.record(described["id"])
         if described["status"] not in (TerminalStatus.IDLE, TerminalStatus.COMPLETED):

@@ -99,12 +99,14 @@ class TerminalService:
         caller_id: str | None = None,
         group: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        allowed_tools: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Start a CLI in a new window (and session); wait until it rests; describe it.
 
         `env_vars` join the pane's environment; `initial_message` is typed in once the
         CLI rests, and the outcome is kept as the terminal's `initial_delivery`.
-        `caller_id` (the creating terminal), `group` and `metadata` are recorded as given.
+        `caller_id` (the creating terminal), `group`, `metadata` and `allowed_tools` are
+        recorded as given.
         """
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
@@ -168,6 +170,7 @@ class TerminalService:
                 last_active=time.time(),
                 group=tuple(group) if group else None,
                 metadata=dict(metadata) if metadata is not None else None,
+                allowed_tools=tuple(allowed_tools) if allowed_tools else None,
             )
             if new_session:
                 self.registry.add_session(session)
@@ -274,8 +277,9 @@ class TerminalService:
             "caller_id": record.caller_id,
             "group": list(record.group) if record.group else None,
             "metadata": dict(record.metadata) if record.metadata is not None else None,
-            # Baton does not restrict an agent's tools; CAO reads null as unrestricted.
-            "allowed_tools": None,
+            # What a CAO client asked for (its MCP tools enforce it); Baton itself does
+            # not restrict an agent's tools, so by default: everything.
+            "allowed_tools": list(record.allowed_tools) if record.allowed_tools else ["*"],
         }
 
     def _last_active(self, record: TerminalRecord) -> float | None:

@@ -64,7 +64,15 @@ def test_caller_id_is_recorded_from_the_create_call(
         assert worker.json()["caller_id"] == supervisor["id"]
         again = client.get(f"/terminals/{worker.json()['id']}").json()
         assert again["caller_id"] == supervisor["id"]
-        assert again["allowed_tools"] is None
+        # Baton restricts no tools: everything, unless the creator named a list.
+        assert again["allowed_tools"] == ["*"]
+        limited = _add(
+            client,
+            supervisor["session_name"],
+            tmp_path,
+            allowed_tools="fs_read,@cao-mcp-server",
+        ).json()
+        assert limited["allowed_tools"] == ["fs_read", "@cao-mcp-server"]
         bad = _add(client, supervisor["session_name"], tmp_path, caller_id="NOT-AN-ID")
         assert bad.status_code == 422
 

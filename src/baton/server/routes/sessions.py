@@ -37,6 +37,7 @@ async def create_terminal(
     working_directory: str | None = None,
     session_name: str | None = None,
     caller_id: Annotated[str | None, Query(pattern=TERMINAL_ID_PATTERN)] = None,
+    allowed_tools: str | None = None,
     body: CreateBody | None = None,
 ) -> dict[str, Any]:
     """`POST /sessions` (new session) and `POST /sessions/{name}/terminals` (add to one)."""
@@ -53,6 +54,7 @@ async def create_terminal(
             caller_id=caller_id,
             group=check_group(body.group),
             metadata=check_metadata(body.metadata),
+            allowed_tools=[tool for tool in (allowed_tools or "").split(",") if tool],
         )
     )
 

@@ -28,6 +28,7 @@ class RunStepBody(BaseModel):
     teardown: bool = True
     working_directory: str | None = None
     caller_id: Annotated[str | None, Field(pattern=TERMINAL_ID_PATTERN)] = None
+    allowed_tools: list[str] | None = None
 
 
 @router.post("/terminals/run-step")
@@ -37,6 +38,8 @@ async def run_step(services: ServicesDep, body: RunStepBody) -> dict[str, Any]:
     A worker that crashed answers 502 and one that ran long 504, with the detail
     `{message, kind, terminal_id}` CAO's clients read.
     """
-    request = StepRequest(**body.model_dump())
+    fields = body.model_dump()
+    fields["allowed_tools"] = tuple(body.allowed_tools) if body.allowed_tools else None
+    request = StepRequest(**fields)
     result = await run_in_threadpool(services.steps.run, request)
     return result.as_json()
