@@ -144,8 +144,6 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     service = service or build_service(options)
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
     services = Services.over(service)
-    app.state.service = service
-    app.state.sessions = services.sessions
     app.state.services = services
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)

@@ -83,7 +83,11 @@ class InboxService:
     # -- delivery -------------------------------------------------------------------------
 
     def deliver_pending(self, terminal_id: str) -> bool:
-        """Type the oldest pending message in if the receiver rests; True when one went in."""
+        """Type the oldest pending message in if the receiver rests; True when one went in.
+
+        Whatever learns that a terminal came to rest (a status event) may call this for
+        the quickest delivery; the courier thread catches everything else.
+        """
         with self._lock_for(terminal_id):
             pending = self.registry.messages(terminal_id, limit=1, status=MessageStatus.PENDING)
             if not pending:
