@@ -54,7 +54,18 @@ CREATE TABLE IF NOT EXISTS inbox (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS inbox_receiver ON inbox(receiver_id, status, id);
+CREATE TABLE IF NOT EXISTS handoff_results (
+    job_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    terminal_id TEXT,
+    last_message TEXT,
+    error_message TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
 """
+# A handoff result is kept this long (seconds) for a client whose request timed out.
+HANDOFF_RESULT_SECONDS = 24 * 3600
 
 # (table, column, declaration) added since the first schema; applied when missing.
 _MIGRATIONS: tuple[tuple[str, str, str], ...] = (
@@ -314,6 +325,43 @@ class Registry:
     def set_message_status(self, message_id: int, status: MessageStatus) -> None:
         with self._transaction() as db:
             db.execute("UPDATE inbox SET status = ? WHERE id = ?", (status.value, message_id))
+
+    # -- handoff results --------------------------------------------------------------
+
+    def record_handoff(self, job_id: str, state: str, **fields: str | None) -> None:
+        """Create or update the result of the run-step `job_id` (and forget old ones).
+
+        `fields` are `terminal_id`, `last_message` and `error_message`; unnamed ones keep
+        their value.
+        """
+        now = time.time()
+        names = [
+            name for name in ("terminal_id", "last_message", "error_message") if name in fields
+        ]
+        updates = "".join(f", {name} = excluded.{name}" for name in names)
+        columns = ", ".join(["job_id", "state", *names, "created_at", "updated_at"])
+        marks = ", ".join("?" for _ in range(len(names) + 4))
+        values = (job_id, state, *(fields[name] for name in names), now, now)
+        with self._transaction() as db:
+            db.execute(
+                f"INSERT INTO handoff_results ({columns}) VALUES ({marks}) "
+                "ON CONFLICT(job_id) DO UPDATE SET state = excluded.state, "
+                f"updated_at = excluded.updated_at{updates}",
+                values,
+            )
+            db.execute(
+                "DELETE FROM handoff_results WHERE created_at < ?",
+                (now - HANDOFF_RESULT_SECONDS,),
+            )
+
+    def handoff_result(self, job_id: str) -> dict[str, Any] | None:
+        rows = self._fetch("SELECT * FROM handoff_results WHERE job_id = ?", (job_id,))
+        if not rows:
+            return None
+        found = dict(rows[0])
+        found["created_at"] = iso_utc(found["created_at"])
+        found["updated_at"] = iso_utc(found["updated_at"])
+        return found
 
 
 def iso_utc(epoch: float | None) -> str | None:

@@ -36,6 +36,9 @@ class StepRequest:
     working_directory: str | None = None
     caller_id: str | None = None
     allowed_tools: tuple[str, ...] | None = None
+    # The caller's key for this step: its outcome stays readable under it (for a client
+    # whose request timed out), via `GET /handoff-results/{job_id}`.
+    job_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,24 @@ class StepRunner:
         self.sleep = sleep
 
     def run(self, request: StepRequest) -> StepResult:
-        """The step's answer; StepFailedError when the worker crashed or ran long."""
+        """The step's answer; StepFailedError when the worker crashed or ran long.
+
+        With a `job_id`, the outcome is also recorded under it: `running`, then
+        `completed` (before the worker is deleted) or `error`.
+        """
+        if request.job_id is None:
+            return self._run(request)
+        self.terminals.registry.record_handoff(request.job_id, "running")
+        try:
+            return self._run(request)
+        except ServerError as error:
+            terminal_id = getattr(error, "terminal_id", None)
+            self.terminals.registry.record_handoff(
+                request.job_id, "error", terminal_id=terminal_id, error_message=str(error)
+            )
+            raise
+
+    def _run(self, request: StepRequest) -> StepResult:
         if request.reuse_terminal_id is not None:
             record = self.terminals.record(request.reuse_terminal_id)
             if record.provider != request.provider:
@@ -111,6 +131,10 @@ class StepRunner:
             ) from None
         self._wait_for_answer(record, before, deadline, request.timeout)
         last_message = self.terminals.get_output(terminal_id, "last")
+        if request.job_id is not None:
+            self.terminals.registry.record_handoff(
+                request.job_id, "completed", terminal_id=terminal_id, last_message=last_message
+            )
         if created and request.teardown:
             self.terminals.delete_terminal(terminal_id)
         return StepResult(terminal_id=terminal_id, last_message=last_message)

@@ -138,7 +138,7 @@ def test_run_step_creates_prompts_answers_and_tears_down(
                 "session_name": supervisor["session_name"],
                 "caller_id": supervisor["id"],
                 "timeout": 60,
-                "job_id": "ignored-by-baton",
+                "job_id": "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
             },
         )
         assert response.status_code == 200, response.text
@@ -148,6 +148,13 @@ def test_run_step_creates_prompts_answers_and_tears_down(
         assert result["replayed"] is False
         assert written.startswith("ANALYST_SUMMARY")
         assert result["last_message"].strip().startswith("ANALYST_SUMMARY")
+        # The outcome stays readable under the job id, for a client whose request timed out.
+        kept = client.get("/handoff-results/0f1e2d3c4b5a69788796a5b4c3d2e1f0").json()
+        assert kept["state"] == "completed"
+        assert kept["terminal_id"] == result["terminal_id"]
+        assert kept["last_message"] == result["last_message"]
+        assert kept["error_message"] is None
+        assert client.get("/handoff-results/unknown-job").status_code == 404
         # The worker is gone; the supervisor and its session stay.
         assert client.get(f"/terminals/{result['terminal_id']}").status_code == 404
         terminals = client.get(f"/sessions/{supervisor['session_name']}/terminals").json()
@@ -244,12 +251,17 @@ def test_run_step_errors_as_cao_clients_read_them(
                 "prompt": "take your time",
                 "working_directory": str(tmp_path),
                 "timeout": 0.5,
+                "job_id": "slow-job",
             },
         )
         assert slow.status_code == 504
         detail = slow.json()["detail"]
         assert detail["kind"] == "timeout"
         assert "did not complete within 0.5s" in detail["message"]
+        failed = client.get("/handoff-results/slow-job").json()
+        assert failed["state"] == "error"
+        assert failed["terminal_id"] == detail["terminal_id"]
+        assert "did not complete" in failed["error_message"]
         # A worker that ran long is left for the caller to inspect or delete.
         assert client.get(f"/terminals/{detail['terminal_id']}").status_code == 200
 

@@ -1,4 +1,7 @@
-"""`POST /terminals/run-step`: create a worker, prompt it, wait, answer, delete it."""
+"""`POST /terminals/run-step`: create a worker, prompt it, wait, answer, delete it.
+
+`GET /handoff-results/{job_id}` reads a step's outcome again, for a client that timed out.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from baton.errors import NotFoundError
 from baton.server.routes.common import TERMINAL_ID_PATTERN, ServicesDep
 from baton.server.steps import StepRequest
 
@@ -17,7 +21,7 @@ router = APIRouter(tags=["steps"])
 
 
 class RunStepBody(BaseModel):
-    """CAO's run-step request; fields Baton has no use for (model, job_id …) are ignored."""
+    """CAO's run-step request; fields Baton has no use for (model, env_vars …) are ignored."""
 
     provider: str
     agent: str
@@ -29,6 +33,7 @@ class RunStepBody(BaseModel):
     working_directory: str | None = None
     caller_id: Annotated[str | None, Field(pattern=TERMINAL_ID_PATTERN)] = None
     allowed_tools: list[str] | None = None
+    job_id: Annotated[str | None, Field(max_length=128)] = None
 
 
 @router.post("/terminals/run-step")
@@ -43,3 +48,12 @@ async def run_step(services: ServicesDep, body: RunStepBody) -> dict[str, Any]:
     request = StepRequest(**fields)
     result = await run_in_threadpool(services.steps.run, request)
     return result.as_json()
+
+
+@router.get("/handoff-results/{job_id}")
+def get_handoff_result(services: ServicesDep, job_id: str) -> dict[str, Any]:
+    """The recorded outcome of the run-step `job_id`: `running`, `completed` or `error`."""
+    found = services.terminals.registry.handoff_result(job_id)
+    if found is None:
+        raise NotFoundError(f"no handoff result for job_id {job_id[:64]!r}")
+    return found
