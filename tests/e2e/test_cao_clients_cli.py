@@ -45,6 +45,8 @@ def test_launch_headless_then_session_send_then_agent_handoff(rig: CaoRig) -> No
     assert answer.strip() in launched.stdout
     conductor = rig.client.get(f"/sessions/{session[1]}/terminals").json()[0]
     assert conductor["provider"] == "codex" and conductor["agent_profile"] == "system_analyst"
+    # The tool list `cao launch` resolved is recorded as sent (CAO's MCP tools check it).
+    assert "@cao-mcp-server" in conductor["allowed_tools"]
 
     # cao session send: types into the session's conductor, waits, prints the answer.
     second = response_prompt(rig.project, "analyst_review.md", "Review your analysis.")
