@@ -1,4 +1,4 @@
-"""CAO 2.5.4's `cao` CLI against `baton serve` and real Codex: launch, session send, handoff.
+"""CAO 2.5.4's `cao` CLI against `baton serve`: launch, session send, handoff, status, cancel.
 
 `cao` runs from CAO's own virtualenv and finds the server through CAO_API_HOST/PORT;
 the agents are real Codex CLIs answering from the scripted model server.
@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.e2e.cao.clients import CaoClients, require_cao
 from tests.e2e.cao.rig import CaoRig, cao_rig, response_prompt
+from tests.support.server import running_baton_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -66,3 +68,46 @@ def test_launch_headless_then_session_send_then_agent_handoff(rig: CaoRig) -> No
     assert f"Supervisor terminal ID: {conductor['id']}" in handed.stdout
     assert rig.client.get(f"/terminals/{worker[1]}").status_code == 404
     assert rig.client.get(f"/terminals/{conductor['id']}").status_code == 200
+
+
+def test_session_list_agent_status_and_cancel(tmp_path: Path) -> None:
+    """`cao session list`, `cao agent status` and `cancel` (a key, then a delete)."""
+    require_cao()
+    home = tmp_path / "cao-home"
+    home.mkdir()
+    with running_baton_server(tmp_path) as server, server.client() as client:
+        boss = client.post(
+            "/sessions",
+            params={
+                "agent_profile": "programmer",
+                "provider": "scripted",
+                "working_directory": str(tmp_path),
+            },
+        ).json()
+        worker = client.post(
+            f"/sessions/{boss['session_name']}/terminals",
+            params={"agent_profile": "tester", "provider": "scripted", "caller_id": boss["id"]},
+        ).json()
+        cao = CaoClients(port=server.port, home=home)
+
+        listed = cao.cli("session", "list")
+        assert listed.returncode == 0, listed.stderr
+        row = next(line for line in listed.stdout.splitlines() if boss["session_name"] in line)
+        assert row.split()[1:] == [boss["id"], "idle", "2"]
+
+        status = cao.cli("agent", "status", worker["id"], terminal_id=boss["id"])
+        assert status.returncode == 0, status.stderr
+        assert "status: idle\nagent_profile: tester" in status.stdout
+
+        # The worker may not cancel its supervisor: CAO checks caller_id first.
+        refused = cao.cli("agent", "cancel", boss["id"], terminal_id=worker["id"])
+        assert refused.returncode != 0
+        assert "may only act on itself or terminals it created" in refused.stdout + refused.stderr
+
+        cancelled = cao.cli("agent", "cancel", worker["id"], terminal_id=boss["id"])
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert "Sent interrupt (C-c)" in cancelled.stdout
+        deleted = cao.cli("agent", "cancel", "--delete", worker["id"], terminal_id=boss["id"])
+        assert deleted.returncode == 0, deleted.stderr
+        assert f"Terminal {worker['id']} deleted successfully" in deleted.stdout
+        assert client.get(f"/terminals/{worker['id']}").status_code == 404
