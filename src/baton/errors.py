@@ -16,6 +16,7 @@
         ├── BadRequestError         unknown profile or provider, bad parameter (400)
         ├── TerminalExitedError     the agent CLI has exited; input refused (409)
         ├── InputNotAcceptedError   the CLI did not take the input (the screen never changed)
+        ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
         └── TmuxError               a tmux command failed
 
 `baton.cli` turns each of them into one line on stderr and an exit code.
@@ -39,6 +40,7 @@ __all__ = [
     "RunInterrupted",
     "ServerError",
     "StateFileError",
+    "StepFailedError",
     "TerminalExitedError",
     "TmuxError",
 ]
@@ -104,6 +106,10 @@ class ServerError(BatonError):
 
     status_code = 500
 
+    def detail(self) -> str | dict[str, str | None]:
+        """What the API puts in the response's `detail`: one line, unless a client needs more."""
+        return str(self)
+
 
 class NotFoundError(ServerError):
     """Unknown terminal or session."""
@@ -127,6 +133,23 @@ class InputNotAcceptedError(ServerError):
     """The CLI did not take the input: its screen never changed."""
 
     status_code = 502
+
+
+class StepFailedError(ServerError):
+    """A `run-step` worker crashed (`kind` "error", 502) or ran out of time ("timeout", 504).
+
+    CAO's clients read the failure as a structured detail `{message, kind, terminal_id}`,
+    so the terminal left behind can be inspected or deleted without parsing text.
+    """
+
+    def __init__(self, message: str, *, kind: str, terminal_id: str | None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.terminal_id = terminal_id
+        self.status_code = 504 if kind == "timeout" else 502
+
+    def detail(self) -> str | dict[str, str | None]:
+        return {"message": str(self), "kind": self.kind, "terminal_id": self.terminal_id}
 
 
 class TmuxError(ServerError):

@@ -8,7 +8,6 @@ back as `{"detail": "<one line>"}`.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -21,20 +20,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
 
 import uvicorn
-from fastapi import FastAPI, Query, Request
-from fastapi import Path as PathParam
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
+from fastapi import FastAPI
 
 from baton import __version__
-from baton.errors import BadRequestError, ConfigError, ServerError
+from baton.errors import ConfigError, ServerError
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
+from baton.server.routes import ROUTERS, Services, install_error_handlers
 from baton.server.security import LocalOnlyMiddleware
 from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
@@ -43,6 +37,7 @@ from baton.server.tmux import TmuxServer
 __all__ = [
     "ServerHandle",
     "ServerOptions",
+    "close_app",
     "create_app",
     "run_server_in_thread",
     "serve_forever",
@@ -50,18 +45,8 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9889
-TERMINAL_ID_PATTERN = r"^[a-f0-9]{8}$"
 
 logger = logging.getLogger("baton.server")
-
-TerminalId = Annotated[str, PathParam(pattern=TERMINAL_ID_PATTERN)]
-
-
-class CreateBody(BaseModel):
-    """Optional JSON body of the create routes (as CAO's): extra environment, first message."""
-
-    env_vars: dict[str, str] | None = None
-    initial_message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,144 +137,32 @@ def build_service(options: ServerOptions) -> TerminalService:
 
 
 def create_app(options: ServerOptions, service: TerminalService | None = None) -> FastAPI:
-    """The FastAPI application with every CAO route, the safety middleware and error shapes."""
+    """The FastAPI application with every CAO route, the safety middleware and error shapes.
+
+    Starts the inbox courier; `close_app` stops it.
+    """
     service = service or build_service(options)
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
-    sessions = SessionService(service)
-    app.state.service = service
-    app.state.sessions = sessions
+    services = Services.over(service)
+    app.state.services = services
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)
-
-    @app.exception_handler(ServerError)
-    async def _server_error(_: Request, error: ServerError) -> JSONResponse:
-        return JSONResponse(status_code=error.status_code, content={"detail": str(error)})
-
-    @app.exception_handler(Exception)
-    async def _unexpected(_: Request, error: Exception) -> JSONResponse:
-        # Still one JSON line for the client; the traceback goes to the server's log.
-        logger.exception("unexpected error")
-        detail = f"internal error: {type(error).__name__}: {error}"
-        return JSONResponse(status_code=500, content={"detail": detail})
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
-        parts = []
-        for item in error.errors():
-            where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("path", "query"))
-            parts.append(f"{where}: {item.get('msg', 'invalid')}")
-        return JSONResponse(status_code=422, content={"detail": "; ".join(parts)})
+    install_error_handlers(app)
 
     @app.get("/health")
     def health() -> dict[str, str]:
         return {"status": "ok", "service": "baton", "version": __version__}
 
-    @app.post("/sessions", status_code=201)
-    def create_session(
-        agent_profile: str,
-        provider: str | None = None,
-        working_directory: str | None = None,
-        session_name: str | None = None,
-        body: CreateBody | None = None,
-    ) -> dict[str, Any]:
-        return service.create_terminal(
-            agent_profile=agent_profile,
-            provider=provider,
-            working_directory=working_directory,
-            session_name=session_name,
-            new_session=True,
-            env_vars=body.env_vars if body else None,
-            initial_message=body.initial_message if body else None,
-        )
-
-    @app.get("/sessions")
-    def list_sessions() -> list[dict[str, Any]]:
-        return sessions.list_sessions()
-
-    @app.get("/sessions/{session_name}")
-    def get_session(session_name: str) -> dict[str, Any]:
-        return sessions.get_session(session_name)
-
-    @app.delete("/sessions/{session_name}")
-    def delete_session(session_name: str) -> dict[str, bool]:
-        sessions.delete_session(session_name)
-        return {"success": True}
-
-    @app.post("/sessions/{session_name}/terminals", status_code=201)
-    def create_terminal(
-        session_name: str,
-        agent_profile: str,
-        provider: str | None = None,
-        working_directory: str | None = None,
-        body: CreateBody | None = None,
-    ) -> dict[str, Any]:
-        return service.create_terminal(
-            agent_profile=agent_profile,
-            provider=provider,
-            working_directory=working_directory,
-            session_name=session_name,
-            new_session=False,
-            env_vars=body.env_vars if body else None,
-            initial_message=body.initial_message if body else None,
-        )
-
-    @app.get("/sessions/{session_name}/terminals")
-    def list_session_terminals(session_name: str) -> list[dict[str, Any]]:
-        return sessions.session_terminals(session_name)
-
-    @app.get("/terminals/{terminal_id}")
-    def get_terminal(terminal_id: TerminalId) -> dict[str, Any]:
-        return service.get_terminal(terminal_id)
-
-    @app.post("/terminals/{terminal_id}/input")
-    async def send_input(
-        terminal_id: TerminalId, request: Request, message: str | None = None
-    ) -> dict[str, bool]:
-        # CAO clients send `?message=`; a message too long for a URL may come as the body
-        # instead: JSON `{"message": "..."}` or plain UTF-8 text.
-        if message is None:
-            message = await _message_from_body(request)
-        await run_in_threadpool(service.send_input, terminal_id, message)
-        return {"success": True}
-
-    @app.get("/terminals/{terminal_id}/output")
-    def get_output(
-        terminal_id: TerminalId, mode: Annotated[Literal["full", "last"], Query()] = "full"
-    ) -> dict[str, str]:
-        return {"output": service.get_output(terminal_id, mode), "mode": mode}
-
-    @app.post("/terminals/{terminal_id}/exit")
-    def exit_terminal(terminal_id: TerminalId) -> dict[str, bool]:
-        service.exit_terminal(terminal_id)
-        return {"success": True}
-
-    @app.delete("/terminals/{terminal_id}")
-    def delete_terminal(terminal_id: TerminalId) -> dict[str, bool]:
-        service.delete_terminal(terminal_id)
-        return {"success": True}
-
+    for router in ROUTERS:
+        app.include_router(router)
+    services.inbox.start()
     return app
 
 
-async def _message_from_body(request: Request) -> str:
-    body = await request.body()
-    if not body:
-        raise RequestValidationError(
-            [{"loc": ("query", "message"), "msg": "Field required", "type": "missing"}]
-        )
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequestError("the message body is not UTF-8") from None
-    if request.headers.get("content-type", "").startswith("application/json"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            raise BadRequestError("the message body is not valid JSON") from None
-        if not isinstance(data, dict) or not isinstance(data.get("message"), str):
-            raise BadRequestError('the JSON body must be {"message": "<text>"}')
-        return data["message"]
-    return text
+def close_app(app: FastAPI) -> None:
+    """Stop what `create_app` started (the inbox courier)."""
+    services: Services = app.state.services
+    services.inbox.stop()
 
 
 def shutdown_everything(service: TerminalService) -> None:
@@ -323,6 +196,7 @@ def serve_forever(options: ServerOptions) -> None:
     try:
         uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
     finally:
+        close_app(app)
         if options.kill_tmux_on_exit:
             shutdown_everything(service)
         service.registry.close()
@@ -367,6 +241,7 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        close_app(app)
         try:
             if options.kill_tmux_on_exit:
                 shutdown_everything(service)

@@ -1,20 +1,32 @@
-"""Sessions and terminals recorded in sqlite, so a restarted server still serves them.
+"""Sessions, terminals and inbox messages in sqlite, so a restarted server still serves them.
 
 The tmux windows outlive the server (they live in the private tmux server); this file
-is what lets a new server process find them again by terminal id.
+is what lets a new server process find them again by terminal id. Columns added after
+the first release are added to an older database when it is opened (`_MIGRATIONS`).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
-__all__ = ["Registry", "SessionRecord", "TerminalRecord"]
+__all__ = [
+    "InboxMessage",
+    "MessageStatus",
+    "Registry",
+    "SessionRecord",
+    "TerminalRecord",
+    "iso_utc",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -33,7 +45,54 @@ CREATE TABLE IF NOT EXISTS terminals (
     runtime_dir TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS inbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    sender_id TEXT NOT NULL,
+    receiver_id TEXT NOT NULL,
+    message TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS inbox_receiver ON inbox(receiver_id, status, id);
+CREATE TABLE IF NOT EXISTS handoff_results (
+    job_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    terminal_id TEXT,
+    last_message TEXT,
+    error_message TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
 """
+# A handoff result is kept this long (seconds) for a client whose request timed out.
+HANDOFF_RESULT_SECONDS = 24 * 3600
+
+# (table, column, declaration) added since the first schema; applied when missing.
+_MIGRATIONS: tuple[tuple[str, str, str], ...] = (
+    ("terminals", "caller_id", "TEXT"),
+    ("terminals", "last_active", "REAL"),
+    ("terminals", "group_json", "TEXT"),
+    ("terminals", "metadata_json", "TEXT"),
+    ("terminals", "allowed_tools_json", "TEXT"),
+)
+
+_TERMINAL_COLUMNS = (
+    "id",
+    "name",
+    "session_name",
+    "provider",
+    "agent_profile",
+    "working_directory",
+    "window_id",
+    "pane_id",
+    "runtime_dir",
+    "created_at",
+    "caller_id",
+    "last_active",
+    "group_json",
+    "metadata_json",
+    "allowed_tools_json",
+)
 
 
 @dataclass(frozen=True)
@@ -44,7 +103,12 @@ class SessionRecord:
 
 @dataclass(frozen=True)
 class TerminalRecord:
-    """Everything needed to find a terminal's pane and rebuild its provider context."""
+    """Everything needed to find a terminal's pane and rebuild its provider context.
+
+    `caller_id` is the terminal that created this one (CAO's handoff/assign callback
+    target); `group` and `metadata` are the labels CAO's sibling discovery reads;
+    `allowed_tools` is the list a CAO client asked for (its MCP tools check it).
+    """
 
     id: str
     name: str
@@ -56,10 +120,33 @@ class TerminalRecord:
     pane_id: str
     runtime_dir: str
     created_at: float
+    caller_id: str | None = None
+    last_active: float | None = None
+    group: tuple[str, ...] | None = None
+    metadata: Mapping[str, Any] | None = None
+    allowed_tools: tuple[str, ...] | None = None
+
+
+class MessageStatus(StrEnum):
+    """Where an inbox message is: waiting for the receiver to rest, typed in, or failed."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class InboxMessage:
+    id: int
+    sender_id: str
+    receiver_id: str
+    message: str
+    status: MessageStatus
+    created_at: float
 
 
 class Registry:
-    """A small thread-safe sqlite store of sessions and terminals."""
+    """A small thread-safe sqlite store of sessions, terminals and inbox messages."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,6 +155,14 @@ class Registry:
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns an older database lacks; existing rows get NULL."""
+        for table, column, declaration in _MIGRATIONS:
+            present = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def close(self) -> None:
         with self._lock:
@@ -84,6 +179,10 @@ class Registry:
                 raise
             self._db.execute("COMMIT")
 
+    def _fetch(self, query: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._db.execute(query, args).fetchall()
+
     # -- sessions -------------------------------------------------------------------
 
     def add_session(self, name: str) -> SessionRecord:
@@ -93,61 +192,210 @@ class Registry:
         return record
 
     def get_session(self, name: str) -> SessionRecord | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM sessions WHERE name = ?", (name,)).fetchone()
-        return SessionRecord(**dict(row)) if row else None
+        rows = self._fetch("SELECT * FROM sessions WHERE name = ?", (name,))
+        return SessionRecord(**dict(rows[0])) if rows else None
 
     def sessions(self) -> list[SessionRecord]:
-        with self._lock:
-            rows = self._db.execute("SELECT * FROM sessions ORDER BY created_at").fetchall()
+        rows = self._fetch("SELECT * FROM sessions ORDER BY created_at")
         return [SessionRecord(**dict(row)) for row in rows]
 
     def remove_session(self, name: str) -> None:
         with self._transaction() as db:
+            db.execute(
+                "DELETE FROM inbox WHERE receiver_id IN "
+                "(SELECT id FROM terminals WHERE session_name = ?)",
+                (name,),
+            )
             db.execute("DELETE FROM terminals WHERE session_name = ?", (name,))
             db.execute("DELETE FROM sessions WHERE name = ?", (name,))
 
     # -- terminals ------------------------------------------------------------------
 
     def add_terminal(self, record: TerminalRecord) -> None:
+        values = (
+            record.id,
+            record.name,
+            record.session_name,
+            record.provider,
+            record.agent_profile,
+            record.working_directory,
+            record.window_id,
+            record.pane_id,
+            record.runtime_dir,
+            record.created_at,
+            record.caller_id,
+            record.last_active,
+            _dump(list(record.group) if record.group is not None else None),
+            _dump(dict(record.metadata) if record.metadata is not None else None),
+            _dump(list(record.allowed_tools) if record.allowed_tools is not None else None),
+        )
+        columns = ", ".join(_TERMINAL_COLUMNS)
+        marks = ", ".join("?" for _ in _TERMINAL_COLUMNS)
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO terminals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.name,
-                    record.session_name,
-                    record.provider,
-                    record.agent_profile,
-                    record.working_directory,
-                    record.window_id,
-                    record.pane_id,
-                    record.runtime_dir,
-                    record.created_at,
-                ),
-            )
+            db.execute(f"INSERT INTO terminals ({columns}) VALUES ({marks})", values)
 
     def get_terminal(self, terminal_id: str) -> TerminalRecord | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT * FROM terminals WHERE id = ?", (terminal_id,)
-            ).fetchone()
-        return TerminalRecord(**dict(row)) if row else None
+        rows = self._fetch("SELECT * FROM terminals WHERE id = ?", (terminal_id,))
+        return _terminal(rows[0]) if rows else None
 
     def terminals(self, session_name: str | None = None) -> list[TerminalRecord]:
-        with self._lock:
-            if session_name is None:
-                rows = self._db.execute("SELECT * FROM terminals ORDER BY created_at").fetchall()
-            else:
-                rows = self._db.execute(
-                    "SELECT * FROM terminals WHERE session_name = ? ORDER BY created_at",
-                    (session_name,),
-                ).fetchall()
-        return [TerminalRecord(**dict(row)) for row in rows]
+        if session_name is None:
+            rows = self._fetch("SELECT * FROM terminals ORDER BY created_at")
+        else:
+            rows = self._fetch(
+                "SELECT * FROM terminals WHERE session_name = ? ORDER BY created_at",
+                (session_name,),
+            )
+        return [_terminal(row) for row in rows]
 
     def has_terminal(self, terminal_id: str) -> bool:
         return self.get_terminal(terminal_id) is not None
 
     def remove_terminal(self, terminal_id: str) -> None:
         with self._transaction() as db:
+            db.execute("DELETE FROM inbox WHERE receiver_id = ?", (terminal_id,))
             db.execute("DELETE FROM terminals WHERE id = ?", (terminal_id,))
+
+    def touch_terminal(self, terminal_id: str, when: float) -> None:
+        """Record activity (input typed in, a status change) at `when` (epoch seconds)."""
+        with self._transaction() as db:
+            db.execute("UPDATE terminals SET last_active = ? WHERE id = ?", (when, terminal_id))
+
+    def set_group(self, terminal_id: str, group: Sequence[str] | None) -> bool:
+        """Replace the terminal's group; False when the terminal is unknown."""
+        value = _dump(list(group) if group else None)
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE terminals SET group_json = ? WHERE id = ?", (value, terminal_id)
+            )
+        return cursor.rowcount > 0
+
+    def set_metadata(self, terminal_id: str, metadata: Mapping[str, Any] | None) -> bool:
+        """Replace the terminal's metadata (whole, not merged); False when unknown."""
+        value = _dump(dict(metadata) if metadata is not None else None)
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE terminals SET metadata_json = ? WHERE id = ?", (value, terminal_id)
+            )
+        return cursor.rowcount > 0
+
+    # -- inbox ----------------------------------------------------------------------
+
+    def add_message(self, sender_id: str, receiver_id: str, message: str) -> InboxMessage:
+        created = time.time()
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO inbox (sender_id, receiver_id, message, status, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (sender_id, receiver_id, message, MessageStatus.PENDING.value, created),
+            )
+        assert cursor.lastrowid is not None
+        return InboxMessage(
+            id=cursor.lastrowid,
+            sender_id=sender_id,
+            receiver_id=receiver_id,
+            message=message,
+            status=MessageStatus.PENDING,
+            created_at=created,
+        )
+
+    def messages(
+        self, receiver_id: str, *, limit: int, status: MessageStatus | None = None
+    ) -> list[InboxMessage]:
+        """The receiver's messages, oldest first, at most `limit`."""
+        if status is None:
+            rows = self._fetch(
+                "SELECT * FROM inbox WHERE receiver_id = ? ORDER BY id LIMIT ?",
+                (receiver_id, limit),
+            )
+        else:
+            rows = self._fetch(
+                "SELECT * FROM inbox WHERE receiver_id = ? AND status = ? ORDER BY id LIMIT ?",
+                (receiver_id, status.value, limit),
+            )
+        return [_message(row) for row in rows]
+
+    def pending_receivers(self) -> list[str]:
+        rows = self._fetch(
+            "SELECT DISTINCT receiver_id FROM inbox WHERE status = ? ORDER BY receiver_id",
+            (MessageStatus.PENDING.value,),
+        )
+        return [row["receiver_id"] for row in rows]
+
+    def set_message_status(self, message_id: int, status: MessageStatus) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE inbox SET status = ? WHERE id = ?", (status.value, message_id))
+
+    # -- handoff results --------------------------------------------------------------
+
+    def record_handoff(self, job_id: str, state: str, **fields: str | None) -> None:
+        """Create or update the result of the run-step `job_id` (and forget old ones).
+
+        `fields` are `terminal_id`, `last_message` and `error_message`; unnamed ones keep
+        their value.
+        """
+        now = time.time()
+        names = [
+            name for name in ("terminal_id", "last_message", "error_message") if name in fields
+        ]
+        updates = "".join(f", {name} = excluded.{name}" for name in names)
+        columns = ", ".join(["job_id", "state", *names, "created_at", "updated_at"])
+        marks = ", ".join("?" for _ in range(len(names) + 4))
+        values = (job_id, state, *(fields[name] for name in names), now, now)
+        with self._transaction() as db:
+            db.execute(
+                f"INSERT INTO handoff_results ({columns}) VALUES ({marks}) "
+                "ON CONFLICT(job_id) DO UPDATE SET state = excluded.state, "
+                f"updated_at = excluded.updated_at{updates}",
+                values,
+            )
+            db.execute(
+                "DELETE FROM handoff_results WHERE created_at < ?",
+                (now - HANDOFF_RESULT_SECONDS,),
+            )
+
+    def handoff_result(self, job_id: str) -> dict[str, Any] | None:
+        rows = self._fetch("SELECT * FROM handoff_results WHERE job_id = ?", (job_id,))
+        if not rows:
+            return None
+        found = dict(rows[0])
+        found["created_at"] = iso_utc(found["created_at"])
+        found["updated_at"] = iso_utc(found["updated_at"])
+        return found
+
+
+def iso_utc(epoch: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 in UTC (CAO's `last_active` and `created_at` shape)."""
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).isoformat()
+
+
+def _dump(value: object) -> str | None:
+    return None if value is None else json.dumps(value)
+
+
+def _load(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None  # a hand-edited row: treat the label as absent
+
+
+def _terminal(row: sqlite3.Row) -> TerminalRecord:
+    data = dict(row)
+    group = _load(data.pop("group_json", None))
+    metadata = _load(data.pop("metadata_json", None))
+    tools = _load(data.pop("allowed_tools_json", None))
+    return TerminalRecord(
+        **data,
+        allowed_tools=tuple(str(tool) for tool in tools) if isinstance(tools, list) else None,
+        group=tuple(str(part) for part in group) if isinstance(group, list) and group else None,
+        metadata=metadata if isinstance(metadata, dict) else None,
+    )
+
+
+def _message(row: sqlite3.Row) -> InboxMessage:
+    data = dict(row)
+    data["status"] = MessageStatus(data["status"])
+    return InboxMessage(**data)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from baton.errors import NotFoundError
+from baton.server.registry import TerminalRecord
 from baton.server.terminals import TerminalService
 
 __all__ = ["SessionService"]
@@ -21,30 +22,48 @@ class SessionService:
 
     def list_sessions(self) -> list[dict[str, Any]]:
         live = self._tmux_sessions()
-        return [_summary(session.name, live) for session in self.registry.sessions()]
+        return [self._summary(session.name, live) for session in self.registry.sessions()]
 
     def get_session(self, name: str) -> dict[str, Any]:
         self._require(name)
         return {
-            "session": _summary(name, self._tmux_sessions()),
+            "session": self._summary(name, self._tmux_sessions()),
             "terminals": self.session_terminals(name),
         }
 
     def session_terminals(self, name: str) -> list[dict[str, Any]]:
+        """The session's terminals, oldest (normally the conductor) first."""
         self._require(name)
         return [self.terminals.describe(record) for record in self.registry.terminals(name)]
 
-    def delete_session(self, name: str) -> None:
-        """Stop every terminal in the session (CLIs, daemons, windows), then the session."""
-        self._require(name)
+    def delete_session(self, name: str) -> dict[str, Any]:
+        """Stop every terminal in the session (CLIs, daemons, windows), then the session.
+
+        Deleting a session that is already gone succeeds, as in CAO: a worker's session
+        goes with its last terminal, and the client cleaning up after it must not fail.
+        """
         for record in self.registry.terminals(name):
             self.terminals.stop(record)
-        self.tmux.kill_session(name)
+        if self.registry.get_session(name) is not None or self.tmux.has_session(name):
+            self.tmux.kill_session(name)
         self.registry.remove_session(name)
+        return {"deleted": [name], "errors": []}
 
     def _require(self, name: str) -> None:
         if self.registry.get_session(name) is None:
             raise NotFoundError(f"session {name!r} not found")
+
+    def _summary(self, name: str, live: Mapping[str, bool]) -> dict[str, Any]:
+        """Name and tmux state, and who owns it: its first terminal's profile and directory."""
+        status = "terminated" if name not in live else "active" if live[name] else "detached"
+        owner: TerminalRecord | None = next(iter(self.registry.terminals(name)), None)
+        return {
+            "id": name,
+            "name": name,
+            "status": status,
+            "agent_profile": owner.agent_profile if owner else None,
+            "working_directory": owner.working_directory if owner else None,
+        }
 
     def _tmux_sessions(self) -> dict[str, bool]:
         """Live tmux session name -> whether a client is attached."""
@@ -56,8 +75,3 @@ class SessionService:
             name, _, attached = line.partition("|")
             live[name] = attached not in ("", "0")
         return live
-
-
-def _summary(name: str, live: Mapping[str, bool]) -> dict[str, Any]:
-    status = "terminated" if name not in live else "active" if live[name] else "detached"
-    return {"id": name, "name": name, "status": status}

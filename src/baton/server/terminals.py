@@ -16,7 +16,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from baton.providers.base import AgentProfile
 from baton.screen import normalize_screen
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.profiles import ProfileStore
-from baton.server.registry import Registry, TerminalRecord
+from baton.server.registry import Registry, TerminalRecord, iso_utc
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
 
@@ -81,6 +81,7 @@ class TerminalService:
         self._providers: dict[str, Provider] = {}
         self._contexts: dict[str, TerminalContext] = {}
         self._locks: dict[str, threading.Lock] = {}
+        self._last_status: dict[str, TerminalStatus] = {}
         self._guard = threading.Lock()
 
     # -- creation -------------------------------------------------------------------
@@ -95,11 +96,17 @@ class TerminalService:
         new_session: bool,
         env_vars: Mapping[str, str] | None = None,
         initial_message: str | None = None,
+        caller_id: str | None = None,
+        group: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        allowed_tools: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         """Start a CLI in a new window (and session); wait until it rests; describe it.
 
         `env_vars` join the pane's environment; `initial_message` is typed in once the
         CLI rests, and the outcome is kept as the terminal's `initial_delivery`.
+        `caller_id` (the creating terminal), `group`, `metadata` and `allowed_tools` are
+        recorded as given.
         """
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
@@ -159,6 +166,11 @@ class TerminalService:
                 pane_id=window.pane_id,
                 runtime_dir=str(runtime_dir),
                 created_at=time.time(),
+                caller_id=caller_id,
+                last_active=time.time(),
+                group=tuple(group) if group else None,
+                metadata=dict(metadata) if metadata is not None else None,
+                allowed_tools=tuple(allowed_tools) if allowed_tools else None,
             )
             if new_session:
                 self.registry.add_session(session)
@@ -260,9 +272,20 @@ class TerminalService:
             "working_directory": record.working_directory,
             "tmux_session": record.session_name,
             "tmux_window": record.name,
-            "last_active": None,
+            "last_active": iso_utc(self._last_active(record)),
             "initial_delivery": self._initial_delivery(record),
+            "caller_id": record.caller_id,
+            "group": list(record.group) if record.group else None,
+            "metadata": dict(record.metadata) if record.metadata is not None else None,
+            # What a CAO client asked for (its MCP tools enforce it); Baton itself does
+            # not restrict an agent's tools, so by default: everything.
+            "allowed_tools": list(record.allowed_tools) if record.allowed_tools else ["*"],
         }
+
+    def _last_active(self, record: TerminalRecord) -> float | None:
+        """The registry's value, read again: `describe` may just have recorded a change."""
+        fresh = self.registry.get_terminal(record.id)
+        return (fresh or record).last_active
 
     @staticmethod
     def _initial_delivery(record: TerminalRecord) -> dict[str, str] | None:
@@ -276,9 +299,22 @@ class TerminalService:
         """`error` once the CLI has exited; otherwise what the provider reads on screen."""
         state = self.tmux.pane_state(record.pane_id)
         if not state.exists or state.dead:
-            return TerminalStatus.ERROR
+            return self._note_status(record, TerminalStatus.ERROR)
         provider, ctx = self._provider(record)
-        return provider.status(self._screen(record), ctx)
+        return self._note_status(record, provider.status(self._screen(record), ctx))
+
+    def _note_status(self, record: TerminalRecord, status: TerminalStatus) -> TerminalStatus:
+        """Count a status change as activity (`last_active`); the status, unchanged."""
+        with self._guard:
+            previous = self._last_status.get(record.id)
+            self._last_status[record.id] = status
+        if previous is not None and previous != status:
+            self.touch(record.id)
+        return status
+
+    def touch(self, terminal_id: str) -> None:
+        """Record activity on the terminal now (input typed in, a status change)."""
+        self.registry.touch_terminal(terminal_id, time.time())
 
     def get_output(self, terminal_id: str, mode: str) -> str:
         record = self.record(terminal_id)
@@ -316,6 +352,7 @@ class TerminalService:
             deadline = time.monotonic() + self.timings.accept_timeout
             while time.monotonic() < deadline:
                 if self._screen(record) != pasted:
+                    self.touch(terminal_id)
                     return
                 self._require_alive(record)
                 time.sleep(_POLL_SECONDS)
@@ -344,6 +381,10 @@ class TerminalService:
             state = self.tmux.pane_state(record.pane_id)
             if state.exists and not state.dead:
                 self.tmux.send_keys(record.pane_id, provider.exit_keys)
+
+    def require_alive(self, record: TerminalRecord) -> None:
+        """TerminalExitedError (409) once the terminal's CLI has exited."""
+        self._require_alive(record)
 
     def _require_alive(self, record: TerminalRecord) -> None:
         state = self.tmux.pane_state(record.pane_id)
@@ -377,6 +418,7 @@ class TerminalService:
                 self._providers.pop(record.id, None)
                 self._contexts.pop(record.id, None)
                 self._locks.pop(record.id, None)
+                self._last_status.pop(record.id, None)
 
     # -- per-terminal objects ---------------------------------------------------------------
 

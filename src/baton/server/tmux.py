@@ -201,6 +201,14 @@ class TmuxServer:
             exit_status=int(status) if status.lstrip("-").isdigit() else None,
         )
 
+    def pane_current_path(self, pane_id: str) -> str | None:
+        """The directory the pane's program is in now (tmux asks the kernel); None if gone."""
+        output = self.run(
+            "display-message", "-p", "-t", pane_id, "#{pane_id}|#{pane_current_path}", check=False
+        ).strip()
+        found, _, path = output.partition("|")
+        return path or None if found == pane_id else None
+
     def kill_window(self, window_id: str) -> None:
         self.run("kill-window", "-t", window_id, check=False)
 

@@ -1,0 +1,41 @@
+"""Every error as `{"detail": …}`: one line, or the structured detail a CAO client reads."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from baton.errors import ServerError
+
+__all__ = ["install_error_handlers"]
+
+logger = logging.getLogger("baton.server")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map Baton's errors, validation failures and surprises to JSON responses."""
+    app.add_exception_handler(ServerError, _server_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _unexpected)
+
+
+async def _server_error(_: Request, error: ServerError) -> JSONResponse:
+    return JSONResponse(status_code=error.status_code, content={"detail": error.detail()})
+
+
+async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+    # Still one JSON line for the client; the traceback goes to the server's log.
+    logger.exception("unexpected error")
+    detail = f"internal error: {type(error).__name__}: {error}"
+    return JSONResponse(status_code=500, content={"detail": detail})
+
+
+async def _invalid(_: Request, error: RequestValidationError) -> JSONResponse:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("path", "query"))
+        parts.append(f"{where}: {item.get('msg', 'invalid')}")
+    return JSONResponse(status_code=422, content={"detail": "; ".join(parts)})

@@ -1,0 +1,136 @@
+"""Terminal routes: read, type into, press keys in, label, list siblings of, exit, delete."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from baton.errors import BadRequestError
+from baton.server.controls import OUTPUT_RANGE_MAX_LENGTH
+from baton.server.routes.common import ServicesDep, TerminalId
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["terminals"])
+
+
+class MetadataBody(BaseModel):
+    """`PATCH …/metadata`: the whole new metadata (`null` clears it); the key is required."""
+
+    metadata: dict[str, Any] | None
+
+
+class GroupBody(BaseModel):
+    """`PATCH …/group`: the whole new group (`null` or `[]` clears it); the key is required."""
+
+    group: list[str] | None
+
+
+@router.get("/terminals/{terminal_id}")
+def get_terminal(services: ServicesDep, terminal_id: TerminalId) -> dict[str, Any]:
+    return services.terminals.get_terminal(terminal_id)
+
+
+@router.post("/terminals/{terminal_id}/input")
+async def send_input(
+    services: ServicesDep, terminal_id: TerminalId, request: Request, message: str | None = None
+) -> dict[str, bool]:
+    # CAO clients send `?message=`; a message too long for a URL may come as the body
+    # instead: JSON `{"message": "..."}` or plain UTF-8 text.
+    if message is None:
+        message = await _message_from_body(request)
+    await run_in_threadpool(services.terminals.send_input, terminal_id, message)
+    return {"success": True}
+
+
+@router.post("/terminals/{terminal_id}/key")
+def send_key(services: ServicesDep, terminal_id: TerminalId, key: str) -> dict[str, bool]:
+    services.controls.send_key(terminal_id, key)
+    return {"success": True}
+
+
+@router.get("/terminals/{terminal_id}/output")
+def get_output(
+    services: ServicesDep,
+    terminal_id: TerminalId,
+    mode: Annotated[Literal["full", "last"], Query()] = "full",
+) -> dict[str, str]:
+    return {"output": services.terminals.get_output(terminal_id, mode), "mode": mode}
+
+
+@router.get("/terminals/{terminal_id}/output/range")
+def get_output_range(
+    services: ServicesDep,
+    terminal_id: TerminalId,
+    offset: Annotated[int, Query(ge=0)],
+    length: Annotated[int, Query(ge=1, le=OUTPUT_RANGE_MAX_LENGTH)],
+) -> dict[str, Any]:
+    data = services.controls.output_range(terminal_id, offset, length)
+    return {"terminal_id": terminal_id, "offset": offset, "length": length, "data": data}
+
+
+@router.get("/terminals/{terminal_id}/working-directory")
+def get_working_directory(services: ServicesDep, terminal_id: TerminalId) -> dict[str, Any]:
+    return {"working_directory": services.controls.working_directory(terminal_id)}
+
+
+@router.patch("/terminals/{terminal_id}/metadata")
+def set_metadata(
+    services: ServicesDep, terminal_id: TerminalId, body: MetadataBody
+) -> dict[str, Any]:
+    services.controls.set_metadata(terminal_id, body.metadata)
+    return services.terminals.get_terminal(terminal_id)
+
+
+@router.patch("/terminals/{terminal_id}/group")
+def set_group(services: ServicesDep, terminal_id: TerminalId, body: GroupBody) -> dict[str, Any]:
+    services.controls.set_group(terminal_id, body.group)
+    return services.terminals.get_terminal(terminal_id)
+
+
+@router.get("/terminals/{terminal_id}/siblings")
+def list_siblings(
+    services: ServicesDep,
+    terminal_id: TerminalId,
+    depth: Annotated[int | None, Query(ge=1)] = None,
+    cross_session: bool = False,
+) -> list[dict[str, Any]]:
+    return services.controls.siblings(terminal_id, depth=depth, cross_session=cross_session)
+
+
+@router.post("/terminals/{terminal_id}/exit")
+def exit_terminal(services: ServicesDep, terminal_id: TerminalId) -> dict[str, bool]:
+    services.terminals.exit_terminal(terminal_id)
+    return {"success": True}
+
+
+@router.delete("/terminals/{terminal_id}")
+def delete_terminal(services: ServicesDep, terminal_id: TerminalId) -> dict[str, bool]:
+    services.terminals.delete_terminal(terminal_id)
+    return {"success": True}
+
+
+async def _message_from_body(request: Request) -> str:
+    body = await request.body()
+    if not body:
+        raise RequestValidationError(
+            [{"loc": ("query", "message"), "msg": "Field required", "type": "missing"}]
+        )
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequestError("the message body is not UTF-8") from None
+    if request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise BadRequestError("the message body is not valid JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("message"), str):
+            raise BadRequestError('the JSON body must be {"message": "<text>"}')
+        return data["message"]
+    return text

@@ -1,0 +1,206 @@
+"""One agent step in one call (CAO's `POST /terminals/run-step`, the handoff path).
+
+Create a worker (or reuse one), type the prompt in, wait until the agent has worked and
+rests again, read its last message, and delete the worker it created. CAO's `handoff`
+MCP tool and `cao agent handoff` both drive workers through this call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from baton.errors import BadRequestError, ServerError, StepFailedError
+from baton.server.registry import TerminalRecord
+from baton.server.terminals import TerminalService
+from baton.status import TerminalStatus
+
+__all__ = ["StepRequest", "StepResult", "StepRunner", "StepTimings"]
+
+_WORKING = (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER)
+
+
+@dataclass(frozen=True)
+class StepRequest:
+    """What the caller asks for (CAO's RunStepRequest fields Baton acts on)."""
+
+    provider: str
+    agent: str
+    prompt: str
+    timeout: float = 600.0
+    session_name: str | None = None
+    reuse_terminal_id: str | None = None
+    teardown: bool = True
+    working_directory: str | None = None
+    caller_id: str | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    # The caller's key for this step: its outcome stays readable under it (for a client
+    # whose request timed out), via `GET /handoff-results/{job_id}`.
+    job_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    terminal_id: str
+    last_message: str
+    status: str = str(TerminalStatus.COMPLETED)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "terminal_id": self.terminal_id,
+            "last_message": self.last_message,
+            "status": self.status,
+            "replayed": False,
+        }
+
+
+@dataclass(frozen=True)
+class StepTimings:
+    """How the wait for the answer reads the terminal."""
+
+    poll_seconds: float = 0.1
+    # A post-input `idle` counts as done once the agent was seen working and `idle`
+    # held this long (an agent may settle back to its idle prompt without an answer mark).
+    idle_stable_seconds: float = 1.0
+    # A rest that never showed work (a very fast turn) counts as done after this long.
+    unseen_work_seconds: float = 5.0
+
+
+class StepRunner:
+    """Runs steps over the terminal service; `clock`/`sleep` are injectable for tests."""
+
+    def __init__(
+        self,
+        terminals: TerminalService,
+        *,
+        timings: StepTimings | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.terminals = terminals
+        self.timings = timings or StepTimings()
+        self.clock = clock
+        self.sleep = sleep
+
+    def run(self, request: StepRequest) -> StepResult:
+        """The step's answer; StepFailedError when the worker crashed or ran long.
+
+        With a `job_id`, the outcome is also recorded under it: `running`, then
+        `completed` (before the worker is deleted) or `error`.
+        """
+        if request.job_id is None:
+            return self._run(request)
+        self.terminals.registry.record_handoff(request.job_id, "running")
+        try:
+            return self._run(request)
+        except ServerError as error:
+            terminal_id = getattr(error, "terminal_id", None)
+            self.terminals.registry.record_handoff(
+                request.job_id, "error", terminal_id=terminal_id, error_message=str(error)
+            )
+            raise
+
+    def _run(self, request: StepRequest) -> StepResult:
+        if request.reuse_terminal_id is not None:
+            record = self.terminals.record(request.reuse_terminal_id)
+            if record.provider != request.provider:
+                raise BadRequestError(
+                    f"terminal {record.id} runs provider {record.provider!r}, "
+                    f"not {request.provider!r}"
+                )
+            created = False
+        else:
+            record = self._create(request)
+            created = True
+        terminal_id = record.id
+        deadline = self.clock() + request.timeout
+        before = self.terminals.status(record)
+        if before is TerminalStatus.ERROR:
+            raise StepFailedError(
+                f"terminal {terminal_id} reached ERROR status before the prompt was sent",
+                kind="error",
+                terminal_id=terminal_id,
+            )
+        try:
+            self.terminals.send_input(terminal_id, request.prompt)
+        except ServerError as error:
+            raise StepFailedError(
+                f"terminal {terminal_id}: {error}", kind="error", terminal_id=terminal_id
+            ) from None
+        self._wait_for_answer(record, before, deadline, request.timeout)
+        last_message = self.terminals.get_output(terminal_id, "last")
+        if request.job_id is not None:
+            self.terminals.registry.record_handoff(
+                request.job_id, "completed", terminal_id=terminal_id, last_message=last_message
+            )
+        if created and request.teardown:
+            self.terminals.delete_terminal(terminal_id)
+        return StepResult(terminal_id=terminal_id, last_message=last_message)
+
+    def _create(self, request: StepRequest) -> TerminalRecord:
+        working_directory = request.working_directory
+        if working_directory is None and request.caller_id is not None:
+            working_directory = self._caller_directory(request.caller_id)
+        described = self.terminals.create_terminal(
+            agent_profile=request.agent,
+            provider=request.provider,
+            working_directory=working_directory,
+            session_name=request.session_name,
+            new_session=request.session_name is None,
+            caller_id=request.caller_id,
+            allowed_tools=request.allowed_tools,
+        )
+        record = self.terminals.record(described["id"])
+        if described["status"] not in (TerminalStatus.IDLE, TerminalStatus.COMPLETED):
+            raise StepFailedError(
+                f"terminal {record.id} did not reach a ready status (it is {described['status']})",
+                kind="error" if described["status"] == TerminalStatus.ERROR else "timeout",
+                terminal_id=record.id,
+            )
+        return record
+
+    def _caller_directory(self, caller_id: str) -> str | None:
+        """The supervisor's current directory, so a worker starts where it works."""
+        record = self.terminals.registry.get_terminal(caller_id)
+        if record is None:
+            return None
+        return self.terminals.tmux.pane_current_path(record.pane_id) or record.working_directory
+
+    def _wait_for_answer(
+        self, record: TerminalRecord, before: TerminalStatus, deadline: float, timeout: float
+    ) -> None:
+        """Return once the agent worked and rests again; StepFailedError otherwise."""
+        sent = self.clock()
+        seen_working = False
+        idle_since: float | None = None
+        while True:
+            status = self.terminals.status(record)
+            now = self.clock()
+            if status is TerminalStatus.ERROR:
+                raise StepFailedError(
+                    f"terminal {record.id} reached ERROR status",
+                    kind="error",
+                    terminal_id=record.id,
+                )
+            if status in _WORKING:
+                seen_working = True
+                idle_since = None
+            elif status is TerminalStatus.COMPLETED:
+                # A `completed` left over from the previous turn is not this answer.
+                if seen_working or before is not TerminalStatus.COMPLETED:
+                    return
+                if now - sent >= self.timings.unseen_work_seconds:
+                    return
+            elif status is TerminalStatus.IDLE:
+                idle_since = now if idle_since is None else idle_since
+                if seen_working and now - idle_since >= self.timings.idle_stable_seconds:
+                    return
+            if now >= deadline:
+                raise StepFailedError(
+                    f"step on terminal {record.id} did not complete within {timeout:g}s",
+                    kind="timeout",
+                    terminal_id=record.id,
+                )
+            self.sleep(self.timings.poll_seconds)

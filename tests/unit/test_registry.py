@@ -1,0 +1,107 @@
+"""The sqlite registry: old databases gain the new columns; labels and inboxes round-trip."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from baton.server.registry import MessageStatus, Registry, TerminalRecord
+
+# The schema of the first release, before caller_id, last_active, group and metadata.
+_FIRST_SCHEMA = """
+CREATE TABLE sessions (name TEXT PRIMARY KEY, created_at REAL NOT NULL);
+CREATE TABLE terminals (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL,
+    session_name TEXT NOT NULL REFERENCES sessions(name),
+    provider TEXT NOT NULL, agent_profile TEXT NOT NULL, working_directory TEXT NOT NULL,
+    window_id TEXT NOT NULL, pane_id TEXT NOT NULL, runtime_dir TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+def _record(terminal_id: str, **extra: object) -> TerminalRecord:
+    return TerminalRecord(
+        id=terminal_id,
+        name=f"tester-{terminal_id[:4]}",
+        session_name="team",
+        provider="scripted",
+        agent_profile="tester",
+        working_directory="/work",
+        window_id="@1",
+        pane_id="%1",
+        runtime_dir="/state/terminals/x",
+        created_at=1.0,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_an_old_database_gains_the_new_columns_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "baton.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(_FIRST_SCHEMA)
+        db.execute("INSERT INTO sessions VALUES ('team', 1.0)")
+        db.execute(
+            "INSERT INTO terminals VALUES "
+            "('0123abcd', 'tester-0123', 'team', 'scripted', 'tester', '/work', '@1', '%1', "
+            "'/state/terminals/0123abcd', 1.0)"
+        )
+    registry = Registry(path)
+    try:
+        old = registry.get_terminal("0123abcd")
+        assert old is not None
+        assert (old.caller_id, old.last_active, old.group, old.metadata) == (None, None, None, None)
+        registry.touch_terminal("0123abcd", 42.0)
+        assert registry.set_group("0123abcd", ["a", "b"])
+        assert registry.set_metadata("0123abcd", {"k": [1, 2]})
+        updated = registry.get_terminal("0123abcd")
+        assert updated is not None
+        assert updated.last_active == 42.0
+        assert updated.group == ("a", "b")
+        assert updated.metadata == {"k": [1, 2]}
+        assert registry.add_message("x", "0123abcd", "hello").status is MessageStatus.PENDING
+    finally:
+        registry.close()
+    # Opening it again changes nothing.
+    again = Registry(path)
+    try:
+        assert again.get_terminal("0123abcd") == updated
+    finally:
+        again.close()
+
+
+def test_new_terminals_keep_caller_group_and_metadata(tmp_path: Path) -> None:
+    registry = Registry(tmp_path / "baton.db")
+    try:
+        registry.add_session("team")
+        registry.add_terminal(
+            _record("aaaa1111", caller_id="bbbb2222", group=("x",), metadata={"m": 1})
+        )
+        found = registry.get_terminal("aaaa1111")
+        assert found is not None
+        assert (found.caller_id, found.group, found.metadata) == ("bbbb2222", ("x",), {"m": 1})
+        assert not registry.set_group("ffffffff", ["x"])
+        assert not registry.set_metadata("ffffffff", None)
+    finally:
+        registry.close()
+
+
+def test_inbox_messages_keep_order_and_status(tmp_path: Path) -> None:
+    registry = Registry(tmp_path / "baton.db")
+    try:
+        first = registry.add_message("s", "r", "one")
+        second = registry.add_message("s", "r", "two")
+        registry.add_message("s", "other", "three")
+        assert registry.pending_receivers() == ["other", "r"]
+        registry.set_message_status(first.id, MessageStatus.DELIVERED)
+        assert [m.message for m in registry.messages("r", limit=10)] == ["one", "two"]
+        pending = registry.messages("r", limit=10, status=MessageStatus.PENDING)
+        assert [m.id for m in pending] == [second.id]
+        assert len(registry.messages("r", limit=1)) == 1
+        registry.add_session("team")
+        registry.add_terminal(_record("r0000000"))
+        registry.add_message("s", "r0000000", "gone with its terminal")
+        registry.remove_terminal("r0000000")
+        assert registry.messages("r0000000", limit=10) == []
+    finally:
+        registry.close()
