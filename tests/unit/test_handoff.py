@@ -16,7 +16,6 @@ from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
 from baton.orchestrator.handoff import (
     Archive,
     Handoff,
-    clear_stale_response,
     ensure_response_dir,
     response_file_instruction,
     response_path_for,
@@ -118,7 +117,8 @@ def test_stale_file_from_previous_run_exists(tmp_path: Path) -> None:
     path = response_path_for("analyst", tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text("old answer")
-    clear_stale_response("analyst", tmp_path)
+    handoff, _, _ = _handoff(tmp_path, ScriptedApi(["idle"]))
+    handoff.clear_stale_response("analyst")
     assert not path.exists()
 
 
@@ -136,7 +136,10 @@ def test_stale_file_is_moved_to_the_archive_not_silently_deleted(tmp_path: Path)
 
 
 def test_no_stale_file_exists(tmp_path: Path) -> None:
-    clear_stale_response("analyst", tmp_path)  # no error
+    handoff, _, log = _handoff(tmp_path, ScriptedApi(["idle"]))
+    handoff.clear_stale_response("analyst")  # no error, nothing archived
+    assert not (tmp_path / ".tmp" / "run").exists()
+    assert log.getvalue() == ""
 
 
 def test_directory_does_not_exist(tmp_path: Path) -> None:
@@ -301,7 +304,7 @@ def test_normal_send_and_wait_flow(tmp_path: Path) -> None:
 
     api.send_input = send  # type: ignore[method-assign]
     handoff, _, _ = _handoff(tmp_path, api)
-    assert handoff.send_and_wait("t1", "analyst", "the prompt") == "fresh"
+    assert handoff.send_and_receive("t1", "analyst", "the prompt").text == "fresh"
     assert api.calls[0] == "send_input" and api.calls[1] == "get_status"
     assert api.sent == [("t1", "the prompt")]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from baton.errors import MissingResponseError
@@ -26,7 +27,7 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.review import ReviewKind, evaluate_review, tester_result
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
-from baton.roles import ROLE_BY_TERMINAL
+from baton.roles import ROLE_BY_TERMINAL, Role
 
 __all__ = ["PhaseMachine"]
 
@@ -254,8 +255,9 @@ class PhaseMachine:
                     f"no answer arrived from {role.title} for the earlier prompt; sending it again"
                 )
         if response is None:
-            self._send(terminal_key, where, build())
-            response = self.handoff.wait_for_response(terminal_id, role)
+            response = self.handoff.send_and_receive(
+                terminal_id, role, build(), deliver=partial(self._deliver, role, where)
+            )
         self.events.emit(
             EventKind.ANSWER,
             role=role.output_key,
@@ -272,13 +274,9 @@ class PhaseMachine:
             )
         return response
 
-    def _send(self, terminal_key: str, where: str, message: str) -> None:
-        """Clear the stale response file, type the prompt, record that it was sent."""
+    def _deliver(self, role: Role, where: str, terminal_id: str, message: str) -> None:
+        """Type the prompt (the stale file already cleared), record that it was sent."""
         state = self.state
-        role = ROLE_BY_TERMINAL[terminal_key]
-        terminal_id = state.terminals[terminal_key]
-        self.handoff.ensure_response_dir()
-        self.handoff.clear_stale_response(role)
         self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
         prompt_file = self._archive_prompt(message, role.output_key)
 
