@@ -231,7 +231,19 @@ def test_timeout_with_terminal_still_processing(tmp_path: Path) -> None:
 
 
 def test_stale_idle_before_processing_does_not_start_the_grace_timer(tmp_path: Path) -> None:
-    """Seed 002: the old idle prompt is seen for 20s, then the agent works for 60s."""
+    """Seed 002: the old idle prompt is still seen for 40s, longer than the 30s grace, before
+    the agent shows it works (60s). Only the startup guard keeps that idle time from counting:
+    without it the grace would run out at 30s and the answer be lost."""
+    path = response_path_for("programmer", tmp_path)
+    statuses = ["idle"] * 20 + ["processing"] * 30 + ["completed"]
+    api = ScriptedApi(statuses, {50: _writer(path, "PROGRAMMER_SUMMARY")})
+    handoff, clock, _ = _handoff(tmp_path, api, grace=30)
+    assert handoff.wait_for_response_file("t1", "programmer") == "PROGRAMMER_SUMMARY"
+    assert clock.now == 100
+
+
+def test_short_stale_idle_is_not_reported_as_a_slow_start(tmp_path: Path) -> None:
+    """The old idle prompt seen for 20s, then 60s of work: no startup-guard warning."""
     path = response_path_for("programmer", tmp_path)
     statuses = ["idle"] * 10 + ["processing"] * 30 + ["completed"]
     api = ScriptedApi(statuses, {40: _writer(path, "PROGRAMMER_SUMMARY")})
@@ -304,7 +316,7 @@ def test_normal_send_and_wait_flow(tmp_path: Path) -> None:
 
     api.send_input = send  # type: ignore[method-assign]
     handoff, _, _ = _handoff(tmp_path, api)
-    assert handoff.send_and_receive("t1", "analyst", "the prompt").text == "fresh"
+    assert handoff.send_and_wait("t1", "analyst", "the prompt") == "fresh"
     assert api.calls[0] == "send_input" and api.calls[1] == "get_status"
     assert api.sent == [("t1", "the prompt")]
 

@@ -241,6 +241,10 @@ class Handoff:
             raise HandoffError(f"cannot move the stale {path} aside: {error.strerror}") from None
         self.log.warning(f"a stale {path.name} was left over; archived to {archived}")
 
+    def send_and_wait(self, terminal_id: str, role: str | Role, message: str) -> str:
+        """Clear the stale file, send the prompt, wait for the answer; return its text."""
+        return self.send_and_receive(terminal_id, role, message).text
+
     def send_and_receive(
         self,
         terminal_id: str,
