@@ -11,7 +11,10 @@ import pytest
 
 from baton.errors import StateFileError
 from baton.orchestrator.state import (
+    FinalStatus,
+    Phase,
     RunState,
+    Step,
     load_state,
     save_state,
     should_auto_resume,
@@ -268,3 +271,21 @@ def test_a_reader_of_the_state_file_never_sees_it_change_under_it(tmp_path: Path
         save_state(RunState(current_round=2, prompt="a longer prompt than before"), path)
         assert json.loads(reader.read())["current_round"] == 1
     assert json.loads(path.read_text())["current_round"] == 2
+
+
+def test_phase_status_and_step_are_the_shell_script_strings_on_disk(tmp_path: Path) -> None:
+    """Typed in memory, the same plain strings in the file the shell script reads."""
+    state = RunState(current_phase="tester", final_status="FAIL", current_step="review")  # type: ignore[arg-type]
+    assert (state.current_phase, state.final_status, state.current_step) == (
+        Phase.TESTER,
+        FinalStatus.FAIL,
+        Step.REVIEW,
+    )
+    path = tmp_path / "state.json"
+    save_state(state, path)
+    text = path.read_text()
+    assert '"current_phase": "tester"' in text
+    assert '"final_status": "FAIL"' in text
+    assert '"current_step": "review"' in text
+    again = load_state(path)
+    assert again.current_phase is Phase.TESTER and again.final_status is FinalStatus.FAIL
