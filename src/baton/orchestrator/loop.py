@@ -159,7 +159,7 @@ class Orchestrator:
             f"the run in {self.state_path} already finished with {state.final_status} in "
             f"round {state.current_round}; nothing to resume (unset RESUME to start a new run)"
         )
-        return 0 if state.final_status is FinalStatus.PASS else 1
+        return 0 if state.final_status == FinalStatus.PASS else 1
 
     def _health_check(self) -> None:
         with contextlib.suppress(ApiHttpError):  # a server without /health serves the rest
@@ -198,7 +198,7 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
-        if self.state.final_status is FinalStatus.RUNNING:
+        if self.state.final_status == FinalStatus.RUNNING:
             self.log.info(
                 f"state saved to {self.state_path}; run `baton run` again to resume "
                 f"(round {self.state.current_round}, phase {self.state.current_phase})"

@@ -114,24 +114,24 @@ class PhaseMachine:
         max_rounds = self.settings.max_rounds
         while state.current_round <= max_rounds:
             phase = state.current_phase
-            if phase is Phase.PROGRAMMER and not state.outputs["analyst"].strip():
+            if phase == Phase.PROGRAMMER and not state.outputs["analyst"].strip():
                 self.log.warning("no analyst output to build on; back to the analyst phase")
                 self._transition(partial(self._enter_phase, Phase.ANALYST))
                 continue
-            if phase is Phase.TESTER and not state.outputs["programmer"].strip():
+            if phase == Phase.TESTER and not state.outputs["programmer"].strip():
                 self.log.warning("no programmer output to test; back to the programmer phase")
                 self._transition(partial(self._enter_phase, Phase.PROGRAMMER))
                 continue
-            if phase is Phase.ANALYST:
+            if phase == Phase.ANALYST:
                 self._review_phase(_ANALYST)
-            elif phase is Phase.PROGRAMMER:
+            elif phase == Phase.PROGRAMMER:
                 self._review_phase(_PROGRAMMER)
             else:
                 outcome = self._tester_phase()
-                if outcome is FinalStatus.PASS:
+                if outcome == FinalStatus.PASS:
                     self._finish(FinalStatus.PASS)
                     return 0
-                if outcome is FinalStatus.FAIL:
+                if outcome == FinalStatus.FAIL:
                     break
         self.log.info(f"no PASS within MAX_ROUNDS={max_rounds}")
         self._finish(FinalStatus.FAIL)
@@ -145,7 +145,7 @@ class PhaseMachine:
             cycle = state.current_cycle
             where = f"round {state.current_round}/{self.settings.max_rounds} · {phase.name} phase"
             where += f" · cycle {cycle}/{limit}"
-            if state.current_step is Step.AUTHOR:
+            if state.current_step == Step.AUTHOR:
                 answer = self._ask(
                     phase.author, where, partial(phase.author_prompt, self.prompts, cycle)
                 )

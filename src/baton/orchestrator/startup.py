@@ -64,7 +64,7 @@ def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
 def _resume(settings: Settings, log: RunLog) -> PreparedRun:
     path = settings.state_path
     state = load_state(path)
-    if state.final_status is not FinalStatus.RUNNING or state.current_phase is Phase.DONE:
+    if state.final_status != FinalStatus.RUNNING or state.current_phase == Phase.DONE:
         return PreparedRun(state, True, None, finished=True)
     prompt, source = state.prompt, f"the state file {path}"
     if settings.prompt is not None:

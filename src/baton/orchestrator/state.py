@@ -115,17 +115,17 @@ class RunState:
 
     def peer_feedback(self, phase: Phase) -> str:
         """The latest notes of the phase's peer reviewer, for the author's next prompt."""
-        if phase is Phase.ANALYST:
+        if phase == Phase.ANALYST:
             return self.analyst_feedback
-        if phase is Phase.PROGRAMMER:
+        if phase == Phase.PROGRAMMER:
             return self.programmer_feedback
         raise ValueError(f"the {phase} phase has no peer review")
 
     def set_peer_feedback(self, phase: Phase, notes: str) -> None:
         """Keep the peer reviewer's notes of a review phase (`NO_FEEDBACK` once approved)."""
-        if phase is Phase.ANALYST:
+        if phase == Phase.ANALYST:
             self.analyst_feedback = notes
-        elif phase is Phase.PROGRAMMER:
+        elif phase == Phase.PROGRAMMER:
             self.programmer_feedback = notes
         else:
             raise ValueError(f"the {phase} phase has no peer review")

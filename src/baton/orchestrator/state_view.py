@@ -24,7 +24,7 @@ def default_state_file(environ: Mapping[str, str]) -> Path:
 
 def format_status(state: RunState, path: Path) -> str:
     """The summary lines for one state."""
-    if state.final_status is FinalStatus.RUNNING:
+    if state.final_status == FinalStatus.RUNNING:
         where = f"round {state.current_round}, phase {state.current_phase}"
         if state.current_phase in (Phase.ANALYST, Phase.PROGRAMMER):
             where += f" (review cycle {state.current_cycle}, {state.current_step} step)"
