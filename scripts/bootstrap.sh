@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what Baton needs on a Debian machine: tmux, a Python 3.11+ virtualenv in .venv,
-# and Baton itself (editable, with the dev tools). Safe to run again; it skips what is there.
+# the locked dependencies and dev tools (requirements.lock), and Baton itself (editable).
+# Safe to run again; it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,9 +36,12 @@ if [ ! -x .venv/bin/python ]; then
         "$PYTHON" -m venv .venv
     }
 fi
+# Every dependency at the version requirements.lock pins (scripts/lock.sh writes it from
+# pyproject.toml), then Baton itself, editable, without resolving anything again.
 stamp=.venv/.baton-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements.lock -nt "$stamp" ]; then
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-    .venv/bin/python -m pip install -q -e '.[dev]'
+    .venv/bin/python -m pip install -q -r requirements.lock
+    .venv/bin/python -m pip install -q --no-deps -e .
     touch "$stamp"
 fi

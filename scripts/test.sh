@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the tests need (tmux, the virtualenv, the pinned agent CLIs, CAO's
-# own clients), then run the linters and the whole test suite: unit, integration (real
-# tmux and HTTP) and end to end (real Codex and Claude Code against scripted model
-# servers on loopback, driven by Baton and by CAO's clients).
+# own clients), then run the linters, the type checker and the whole test suite: unit,
+# integration (real tmux and HTTP) and end to end (real Codex and Claude Code against
+# scripted model servers on loopback, driven by Baton and by CAO's clients).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -10,4 +10,5 @@ bash scripts/install-agent-clis.sh
 bash scripts/install-cao.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/mypy src
 exec .venv/bin/python -m pytest "$@"

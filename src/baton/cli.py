@@ -69,7 +69,10 @@ def run(config: Path | None) -> None:
 )
 def serve(host: str, port: int, state_dir: Path | None, profiles_dir: Path | None) -> None:
     """Serve the CAO-compatible terminal API, running agent CLIs in tmux."""
+    from baton.logs import SERVER_LOGGER, log_to_stderr
     from baton.server.app import ServerOptions, serve_forever
+
+    log_to_stderr(SERVER_LOGGER, prefix="baton serve")
 
     def action() -> int:
         options = ServerOptions.from_environment(

@@ -61,6 +61,18 @@ def test_narrative_exploring_does_not_block_idle_detection() -> None:
     assert not ACTIVE_WORK_UI_PATTERN.search("• I was exploring the codebase")
 
 
+def test_exploring_is_active_only_as_codex_own_bullet_at_the_line_start() -> None:
+    """Seed 004's anchor: the `• Exploring` bullet opens its line; prose that names it or
+    starts a sentence with "Exploring" is an answer, not work in progress."""
+    quoted = "• The log showed `• Exploring` twice, then the run ended."
+    capitalised = "  Exploring the code took a while; nothing is running now."
+    for line in (quoted, capitalised):
+        assert not ACTIVE_WORK_UI_PATTERN.search(line), line
+        assert detect_status(old_ui("› What happened?", "• Summary:", line)) is COMPLETED
+    assert ACTIVE_WORK_UI_PATTERN.search("  • Exploring")
+    assert ACTIVE_WORK_UI_PATTERN.search("◦ Exploring")
+
+
 def test_user_prefix_pattern_does_not_match_across_newlines() -> None:
     assert not USER_PREFIX_PATTERN.search("›\n100% context left")
     assert USER_PREFIX_PATTERN.search("› Reply with READY")

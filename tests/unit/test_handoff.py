@@ -16,7 +16,6 @@ from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
 from baton.orchestrator.handoff import (
     Archive,
     Handoff,
-    clear_stale_response,
     ensure_response_dir,
     response_file_instruction,
     response_path_for,
@@ -118,7 +117,8 @@ def test_stale_file_from_previous_run_exists(tmp_path: Path) -> None:
     path = response_path_for("analyst", tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text("old answer")
-    clear_stale_response("analyst", tmp_path)
+    handoff, _, _ = _handoff(tmp_path, ScriptedApi(["idle"]))
+    handoff.clear_stale_response("analyst")
     assert not path.exists()
 
 
@@ -136,7 +136,10 @@ def test_stale_file_is_moved_to_the_archive_not_silently_deleted(tmp_path: Path)
 
 
 def test_no_stale_file_exists(tmp_path: Path) -> None:
-    clear_stale_response("analyst", tmp_path)  # no error
+    handoff, _, log = _handoff(tmp_path, ScriptedApi(["idle"]))
+    handoff.clear_stale_response("analyst")  # no error, nothing archived
+    assert not (tmp_path / ".tmp" / "run").exists()
+    assert log.getvalue() == ""
 
 
 def test_directory_does_not_exist(tmp_path: Path) -> None:
@@ -228,7 +231,19 @@ def test_timeout_with_terminal_still_processing(tmp_path: Path) -> None:
 
 
 def test_stale_idle_before_processing_does_not_start_the_grace_timer(tmp_path: Path) -> None:
-    """Seed 002: the old idle prompt is seen for 20s, then the agent works for 60s."""
+    """Seed 002: the old idle prompt is still seen for 40s, longer than the 30s grace, before
+    the agent shows it works (60s). Only the startup guard keeps that idle time from counting:
+    without it the grace would run out at 30s and the answer be lost."""
+    path = response_path_for("programmer", tmp_path)
+    statuses = ["idle"] * 20 + ["processing"] * 30 + ["completed"]
+    api = ScriptedApi(statuses, {50: _writer(path, "PROGRAMMER_SUMMARY")})
+    handoff, clock, _ = _handoff(tmp_path, api, grace=30)
+    assert handoff.wait_for_response_file("t1", "programmer") == "PROGRAMMER_SUMMARY"
+    assert clock.now == 100
+
+
+def test_short_stale_idle_is_not_reported_as_a_slow_start(tmp_path: Path) -> None:
+    """The old idle prompt seen for 20s, then 60s of work: no startup-guard warning."""
     path = response_path_for("programmer", tmp_path)
     statuses = ["idle"] * 10 + ["processing"] * 30 + ["completed"]
     api = ScriptedApi(statuses, {40: _writer(path, "PROGRAMMER_SUMMARY")})

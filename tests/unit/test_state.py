@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 from pathlib import Path
 
 import pytest
 
 from baton.errors import StateFileError
 from baton.orchestrator.state import (
+    FinalStatus,
+    Phase,
     RunState,
+    Step,
     load_state,
     save_state,
     should_auto_resume,
@@ -239,3 +243,49 @@ def test_save_state_into_unwritable_place_is_a_state_file_error(tmp_path: Path) 
     blocker.write_text("x")
     with pytest.raises(StateFileError, match="cannot write the state file"):
         save_state(RunState(), blocker / "state.json")
+
+
+def test_a_save_that_fails_midway_keeps_the_old_state_whole(tmp_path: Path) -> None:
+    """A full disk (here: a file-size limit) mid-write leaves the previous state readable."""
+    path = tmp_path / "state.json"
+    save_state(RunState(prompt="old prompt", current_round=2), path)
+    before = path.read_bytes()
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 4096, hard))
+    try:
+        with pytest.raises(StateFileError, match="cannot write the state file"):
+            save_state(RunState(prompt="new prompt " * 10_000, current_round=3), path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert path.read_bytes() == before
+    assert load_state(path).current_round == 2
+    assert os.listdir(tmp_path) == ["state.json"]
+
+
+def test_a_reader_of_the_state_file_never_sees_it_change_under_it(tmp_path: Path) -> None:
+    """The shell script or `baton status` may be reading while the loop saves: the file
+    they opened stays the old whole document, the next open is the new whole one."""
+    path = tmp_path / "state.json"
+    save_state(RunState(current_round=1), path)
+    with path.open(encoding="utf-8") as reader:
+        save_state(RunState(current_round=2, prompt="a longer prompt than before"), path)
+        assert json.loads(reader.read())["current_round"] == 1
+    assert json.loads(path.read_text())["current_round"] == 2
+
+
+def test_phase_status_and_step_are_the_shell_script_strings_on_disk(tmp_path: Path) -> None:
+    """Typed in memory, the same plain strings in the file the shell script reads."""
+    state = RunState(current_phase="tester", final_status="FAIL", current_step="review")  # type: ignore[arg-type]
+    assert (state.current_phase, state.final_status, state.current_step) == (
+        Phase.TESTER,
+        FinalStatus.FAIL,
+        Step.REVIEW,
+    )
+    path = tmp_path / "state.json"
+    save_state(state, path)
+    text = path.read_text()
+    assert '"current_phase": "tester"' in text
+    assert '"final_status": "FAIL"' in text
+    assert '"current_step": "review"' in text
+    again = load_state(path)
+    assert again.current_phase is Phase.TESTER and again.final_status is FinalStatus.FAIL

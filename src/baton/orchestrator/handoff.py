@@ -46,7 +46,6 @@ __all__ = [
     "Archive",
     "Handoff",
     "Response",
-    "clear_stale_response",
     "ensure_response_dir",
     "resolve_role",
     "response_dir",
@@ -97,11 +96,6 @@ def ensure_response_dir(wd: Path) -> Path:
     except OSError as error:
         raise ConfigError(f"WD: cannot create {directory}: {error.strerror}") from None
     return directory
-
-
-def clear_stale_response(role: str | Role, wd: Path) -> None:
-    """Remove a role's leftover response file so an old answer is never taken for a new one."""
-    response_path_for(role, wd).unlink(missing_ok=True)
 
 
 def response_file_instruction(path: Path, *, token: str | None = None) -> str:
@@ -257,14 +251,16 @@ class Handoff:
         role: str | Role,
         message: str,
         *,
-        on_sent: Callable[[], None] | None = None,
+        deliver: Callable[[str, str], None] | None = None,
     ) -> Response:
-        """Like `send_and_wait`, returning the archived Response; `on_sent` runs after sending."""
+        """The one send-and-wait path: clear the stale file, send, wait for the answer.
+
+        `deliver(terminal_id, message)` sends the prompt (the API's `send_input` by default);
+        the phase machine passes its own, which also records the send in the run state.
+        """
         self.ensure_response_dir()
         self.clear_stale_response(role)
-        self.api.send_input(terminal_id, message)
-        if on_sent is not None:
-            on_sent()
+        (deliver or self.api.send_input)(terminal_id, message)
         return self.wait_for_response(terminal_id, role)
 
     def wait_for_response_file(self, terminal_id: str, role: str | Role) -> str:

@@ -25,7 +25,7 @@ from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
-from baton.orchestrator.state import RunState, save_state
+from baton.orchestrator.state import FinalStatus, RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
 from baton.roles import ROLE_BY_TERMINAL
 
@@ -159,7 +159,7 @@ class Orchestrator:
             f"the run in {self.state_path} already finished with {state.final_status} in "
             f"round {state.current_round}; nothing to resume (unset RESUME to start a new run)"
         )
-        return 0 if state.final_status == "PASS" else 1
+        return 0 if state.final_status == FinalStatus.PASS else 1
 
     def _health_check(self) -> None:
         with contextlib.suppress(ApiHttpError):  # a server without /health serves the rest
@@ -198,7 +198,7 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
-        if self.state.final_status == "RUNNING":
+        if self.state.final_status == FinalStatus.RUNNING:
             self.log.info(
                 f"state saved to {self.state_path}; run `baton run` again to resume "
                 f"(round {self.state.current_round}, phase {self.state.current_phase})"

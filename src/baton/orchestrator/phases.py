@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from baton.errors import MissingResponseError
@@ -25,48 +26,56 @@ from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.review import ReviewKind, evaluate_review, tester_result
 from baton.orchestrator.runlog import RunLog
-from baton.orchestrator.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
-from baton.roles import ROLE_BY_TERMINAL
+from baton.orchestrator.state import (
+    NO_FEEDBACK,
+    OUTPUT_KEYS,
+    FinalStatus,
+    Phase,
+    RunState,
+    Step,
+    save_state,
+)
+from baton.roles import ROLE_BY_TERMINAL, Role
 
 __all__ = ["PhaseMachine"]
 
 
 @dataclass(frozen=True)
 class _ReviewPhase:
-    name: str  # the state's current_phase
+    """A phase of author turns and peer reviews; the reviewer's notes are the state's
+    `peer_feedback(name)` for the next cycle."""
+
+    name: Phase
     author: str  # terminal keys
     reviewer: str
     kind: ReviewKind
-    feedback_attr: str  # where the reviewer's notes go for the next cycle
-    next_phase: str
+    next_phase: Phase
     author_prompt: Callable[[PromptComposer, int], str]
     review_prompt: Callable[[PromptComposer, int], str]
 
 
 _ANALYST = _ReviewPhase(
-    "analyst",
+    Phase.ANALYST,
     "analyst",
     "peer_analyst",
     "analyst",
-    "analyst_feedback",
-    "programmer",
+    Phase.PROGRAMMER,
     PromptComposer.analyst,
     PromptComposer.analyst_review,
 )
 _PROGRAMMER = _ReviewPhase(
-    "programmer",
+    Phase.PROGRAMMER,
     "programmer",
     "peer_programmer",
     "programmer",
-    "programmer_feedback",
-    "tester",
+    Phase.TESTER,
     PromptComposer.programmer,
     PromptComposer.programmer_review,
 )
-_PHASE_OUTPUTS = {
-    "analyst": ("analyst", "analyst_review"),
-    "programmer": ("programmer", "programmer_review"),
-    "tester": ("tester",),
+_PHASE_OUTPUTS: dict[Phase, tuple[str, ...]] = {
+    Phase.ANALYST: ("analyst", "analyst_review"),
+    Phase.PROGRAMMER: ("programmer", "programmer_review"),
+    Phase.TESTER: ("tester",),
 }
 
 
@@ -105,27 +114,27 @@ class PhaseMachine:
         max_rounds = self.settings.max_rounds
         while state.current_round <= max_rounds:
             phase = state.current_phase
-            if phase == "programmer" and not state.outputs["analyst"].strip():
+            if phase == Phase.PROGRAMMER and not state.outputs["analyst"].strip():
                 self.log.warning("no analyst output to build on; back to the analyst phase")
-                self._transition(lambda: self._enter_phase("analyst"))
+                self._transition(partial(self._enter_phase, Phase.ANALYST))
                 continue
-            if phase == "tester" and not state.outputs["programmer"].strip():
+            if phase == Phase.TESTER and not state.outputs["programmer"].strip():
                 self.log.warning("no programmer output to test; back to the programmer phase")
-                self._transition(lambda: self._enter_phase("programmer"))
+                self._transition(partial(self._enter_phase, Phase.PROGRAMMER))
                 continue
-            if phase == "analyst":
+            if phase == Phase.ANALYST:
                 self._review_phase(_ANALYST)
-            elif phase == "programmer":
+            elif phase == Phase.PROGRAMMER:
                 self._review_phase(_PROGRAMMER)
             else:
                 outcome = self._tester_phase()
-                if outcome == "PASS":
-                    self._finish("PASS")
+                if outcome == FinalStatus.PASS:
+                    self._finish(FinalStatus.PASS)
                     return 0
-                if outcome == "FAIL":
+                if outcome == FinalStatus.FAIL:
                     break
         self.log.info(f"no PASS within MAX_ROUNDS={max_rounds}")
-        self._finish("FAIL")
+        self._finish(FinalStatus.FAIL)
         return 1
 
     def _review_phase(self, phase: _ReviewPhase) -> None:
@@ -136,13 +145,13 @@ class PhaseMachine:
             cycle = state.current_cycle
             where = f"round {state.current_round}/{self.settings.max_rounds} · {phase.name} phase"
             where += f" · cycle {cycle}/{limit}"
-            if state.current_step == "author":
+            if state.current_step == Step.AUTHOR:
                 answer = self._ask(
-                    phase.author, where, lambda c=cycle: phase.author_prompt(self.prompts, c)
+                    phase.author, where, partial(phase.author_prompt, self.prompts, cycle)
                 )
-                self._transition(lambda a=answer: self._record_author(phase, a))
+                self._transition(partial(self._record_author, phase, answer))
             review = self._ask(
-                phase.reviewer, where, lambda c=cycle: phase.review_prompt(self.prompts, c)
+                phase.reviewer, where, partial(phase.review_prompt, self.prompts, cycle)
             )
             decision = evaluate_review(
                 review.text,
@@ -171,13 +180,11 @@ class PhaseMachine:
                 follow = f" → cycle {cycle + 1}" if cycle < limit else ""
                 self.log.info(f"{where}: {reviewer}: {decision.reason}{follow}")
 
-            self._transition(
-                lambda r=review, n=notes, ok=decision.approved: self._record_review(phase, r, n, ok)
-            )
+            self._transition(partial(self._record_review, phase, review, notes, decision.approved))
             if decision.approved:
                 return
         reviewer = ROLE_BY_TERMINAL[phase.reviewer].title
-        latest = notes or getattr(state, phase.feedback_attr)
+        latest = notes or state.peer_feedback(phase.name)
         # The shell script's exact words: the next prompts (and people) look for them.
         message = (
             f"Peer {reviewer.removeprefix('peer ')} did not approve after MAX_REVIEW_CYCLES. "
@@ -193,8 +200,8 @@ class PhaseMachine:
 
         self._transition(give_up)
 
-    def _tester_phase(self) -> str:
-        """Run the tester: "PASS", "FAIL" (no rounds left) or "NEXT" (a new round started)."""
+    def _tester_phase(self) -> FinalStatus:
+        """Run the tester: PASS, FAIL (no rounds left) or RUNNING (a new round started)."""
         state = self.state
         where = f"round {state.current_round}/{self.settings.max_rounds} · tester phase"
         answer = self._ask("tester", where, self.prompts.tester)
@@ -226,12 +233,12 @@ class PhaseMachine:
             for key in OUTPUT_KEYS:
                 state.outputs[key] = ""
             state.output_files.clear()
-            self._enter_phase("analyst")
+            self._enter_phase(Phase.ANALYST)
 
         self._transition(record)
         if verdict == "PASS":
-            return "PASS"
-        return "FAIL" if last else "NEXT"
+            return FinalStatus.PASS
+        return FinalStatus.FAIL if last else FinalStatus.RUNNING
 
     # --- one agent turn ---
 
@@ -254,8 +261,9 @@ class PhaseMachine:
                     f"no answer arrived from {role.title} for the earlier prompt; sending it again"
                 )
         if response is None:
-            self._send(terminal_key, where, build())
-            response = self.handoff.wait_for_response(terminal_id, role)
+            response = self.handoff.send_and_receive(
+                terminal_id, role, build(), deliver=partial(self._deliver, role, where)
+            )
         self.events.emit(
             EventKind.ANSWER,
             role=role.output_key,
@@ -272,13 +280,9 @@ class PhaseMachine:
             )
         return response
 
-    def _send(self, terminal_key: str, where: str, message: str) -> None:
-        """Clear the stale response file, type the prompt, record that it was sent."""
+    def _deliver(self, role: Role, where: str, terminal_id: str, message: str) -> None:
+        """Type the prompt (the stale file already cleared), record that it was sent."""
         state = self.state
-        role = ROLE_BY_TERMINAL[terminal_key]
-        terminal_id = state.terminals[terminal_key]
-        self.handoff.ensure_response_dir()
-        self.handoff.clear_stale_response(role)
         self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
         prompt_file = self._archive_prompt(message, role.output_key)
 
@@ -335,7 +339,7 @@ class PhaseMachine:
         key = ROLE_BY_TERMINAL[phase.author].output_key
         state.outputs[key] = answer.text
         self._store_file(key, answer)
-        state.current_step = "review"
+        state.current_step = Step.REVIEW
 
     def _record_review(
         self, phase: _ReviewPhase, review: Response, notes: str, approved: bool
@@ -346,20 +350,20 @@ class PhaseMachine:
         self._store_file(key, review)
         if approved:
             # Nothing left to address (as the earlier Python orchestrator recorded it).
-            setattr(state, phase.feedback_attr, NO_FEEDBACK)
+            state.set_peer_feedback(phase.name, NO_FEEDBACK)
             self._enter_phase(phase.next_phase)
         else:
-            setattr(state, phase.feedback_attr, notes)
+            state.set_peer_feedback(phase.name, notes)
             # Past the last cycle the count marks the cycles as spent until the phase moves on.
             state.current_cycle += 1
-            state.current_step = "author"
+            state.current_step = Step.AUTHOR
 
-    def _enter_phase(self, name: str) -> None:
+    def _enter_phase(self, name: Phase) -> None:
         """Start a phase afresh: its outputs cleared, review cycle 1."""
         state = self.state
         state.current_phase = name
         state.current_cycle = 1
-        state.current_step = "author"
+        state.current_step = Step.AUTHOR
         for key in _PHASE_OUTPUTS.get(name, ()):
             state.outputs[key] = ""
 
@@ -379,11 +383,11 @@ class PhaseMachine:
         self.state.explore_sent = sorted(self.explore.sent)
         save_state(self.state, self.state_path)
 
-    def _finish(self, status: str) -> None:
+    def _finish(self, status: FinalStatus) -> None:
         state = self.state
 
         def done() -> None:
             state.final_status = status
-            state.current_phase = "done"
+            state.current_phase = Phase.DONE
 
         self._transition(done)

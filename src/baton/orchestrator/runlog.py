@@ -1,39 +1,41 @@
-"""Timestamped progress lines on stderr, so a person can follow a run as it happens."""
+"""Timestamped progress lines on stderr, so a person can follow a run as it happens.
+
+`RunLog` is the orchestrator's face on stdlib logging (`baton.logs`): its records go to
+the `baton.run` logger and print as `[HH:MM:SS] baton: message`.
+"""
 
 from __future__ import annotations
 
-import sys
-from datetime import datetime
+import logging
 from typing import TextIO
+
+from baton.logs import PREFIX_FIELD, RUN_LOGGER, STREAM_FIELD, log_to_stderr
 
 __all__ = ["RunLog", "format_duration"]
 
 
 class RunLog:
-    """Writes `HH:MM:SS message` lines; warnings carry a `warning:` prefix."""
+    """Writes `[HH:MM:SS] baton: message` lines; warnings carry a `warning:` prefix.
 
-    def __init__(self, stream: TextIO | None = None, *, prefix: str = "baton") -> None:
-        self._stream = stream
-        self._prefix = prefix
+    `stream` (stderr when None) and `prefix` travel with each record, so runs that print
+    to different places (the demo, tests) share the one `baton.run` logger.
+    """
 
-    @property
-    def stream(self) -> TextIO:
-        # Resolved on each write so a redirected sys.stderr (pytest, demo) is honoured.
-        return self._stream if self._stream is not None else sys.stderr
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        prefix: str = "baton",
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self.logger = logger or log_to_stderr(RUN_LOGGER)
+        self._extra = {STREAM_FIELD: stream, PREFIX_FIELD: prefix}
 
     def info(self, message: str) -> None:
-        self._write(message)
+        self.logger.info(message, extra=self._extra)
 
     def warning(self, message: str) -> None:
-        self._write(f"warning: {message}")
-
-    def _write(self, message: str) -> None:
-        stamp = datetime.now().strftime("%H:%M:%S")
-        try:
-            self.stream.write(f"[{stamp}] {self._prefix}: {message}\n")
-            self.stream.flush()
-        except (OSError, ValueError):  # closed or broken stderr must not end the run
-            pass
+        self.logger.warning(message, extra=self._extra)
 
 
 def format_duration(seconds: float) -> str:

@@ -14,7 +14,13 @@ from baton.errors import ConfigError, StateFileError
 from baton.orchestrator.config import Settings
 from baton.orchestrator.prompts import PromptParts, parse_prompt
 from baton.orchestrator.runlog import RunLog
-from baton.orchestrator.state import RunState, load_state, should_auto_resume
+from baton.orchestrator.state import (
+    FinalStatus,
+    Phase,
+    RunState,
+    load_state,
+    should_auto_resume,
+)
 
 __all__ = ["PreparedRun", "prepare_run"]
 
@@ -58,7 +64,7 @@ def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
 def _resume(settings: Settings, log: RunLog) -> PreparedRun:
     path = settings.state_path
     state = load_state(path)
-    if state.final_status != "RUNNING" or state.current_phase == "done":
+    if state.final_status != FinalStatus.RUNNING or state.current_phase == Phase.DONE:
         return PreparedRun(state, True, None, finished=True)
     prompt, source = state.prompt, f"the state file {path}"
     if settings.prompt is not None:
@@ -72,7 +78,7 @@ def _resume(settings: Settings, log: RunLog) -> PreparedRun:
     state.prompt = prompt
 
     where = f"round {state.current_round}, phase {state.current_phase}"
-    if state.current_phase in ("analyst", "programmer"):
+    if state.current_phase in (Phase.ANALYST, Phase.PROGRAMMER):
         where += f", cycle {state.current_cycle}, {state.current_step} step"
     log.info(f"resuming the run in {path} ({where}; session {state.session_name})")
     if state.api and state.api.rstrip("/") != settings.api:

@@ -15,19 +15,24 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from baton.errors import StateFileError
 from baton.roles import ROLES
 
 __all__ = [
     "FINAL_STATUSES",
+    "NO_FEEDBACK",
     "OUTPUT_KEYS",
     "PHASES",
     "STATE_VERSION",
     "TERMINAL_KEYS",
+    "FinalStatus",
+    "Phase",
     "RunState",
+    "Step",
     "load_state",
     "read_state_json",
     "save_state",
@@ -36,9 +41,34 @@ __all__ = [
 ]
 
 STATE_VERSION = 1
-PHASES = ("analyst", "programmer", "tester", "done")
-FINAL_STATUSES = ("RUNNING", "PASS", "FAIL")
-STEPS = ("author", "review")
+
+
+class Phase(StrEnum):
+    """`current_phase`: where the round stands; `done` once the run has its result."""
+
+    ANALYST = "analyst"
+    PROGRAMMER = "programmer"
+    TESTER = "tester"
+    DONE = "done"
+
+
+class FinalStatus(StrEnum):
+    """`final_status`: RUNNING until the tester's PASS or the last round's FAIL."""
+
+    RUNNING = "RUNNING"
+    PASS = "PASS"
+    FAIL = "FAIL"
+
+
+class Step(StrEnum):
+    """`current_step` of a review phase: the author's turn or its peer's review."""
+
+    AUTHOR = "author"
+    REVIEW = "review"
+
+
+PHASES: tuple[str, ...] = tuple(phase.value for phase in Phase)
+FINAL_STATUSES: tuple[str, ...] = tuple(status.value for status in FinalStatus)
 TERMINAL_KEYS: tuple[str, ...] = tuple(role.terminal_key for role in ROLES)
 OUTPUT_KEYS: tuple[str, ...] = tuple(role.output_key for role in ROLES)
 NO_FEEDBACK = "None yet."
@@ -57,8 +87,8 @@ class RunState:
     wd: str = ""
     prompt: str = ""
     current_round: int = 1
-    current_phase: str = "analyst"
-    final_status: str = "RUNNING"
+    current_phase: Phase = Phase.ANALYST
+    final_status: FinalStatus = FinalStatus.RUNNING
     session_name: str = ""
     terminals: dict[str, str] = field(default_factory=lambda: dict.fromkeys(TERMINAL_KEYS, ""))
     feedback: str = NO_FEEDBACK
@@ -68,7 +98,7 @@ class RunState:
     updated_at: str = ""
     # Baton's additions (ignored by the shell script):
     current_cycle: int = 1
-    current_step: str = "author"  # "author" (analyst/programmer) or "review" (its peer)
+    current_step: Step = Step.AUTHOR
     awaiting: dict[str, str] | None = None  # {"role", "terminal_id", "sent_at"} after a send
     explore_sent: list[str] = field(default_factory=list)
     archive_dir: str = ""
@@ -76,6 +106,29 @@ class RunState:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Callers may pass the plain strings of the file ("tester"); keep the enums whole.
+        self.current_phase = Phase(self.current_phase)
+        self.final_status = FinalStatus(self.final_status)
+        self.current_step = Step(self.current_step)
+
+    def peer_feedback(self, phase: Phase) -> str:
+        """The latest notes of the phase's peer reviewer, for the author's next prompt."""
+        if phase == Phase.ANALYST:
+            return self.analyst_feedback
+        if phase == Phase.PROGRAMMER:
+            return self.programmer_feedback
+        raise ValueError(f"the {phase} phase has no peer review")
+
+    def set_peer_feedback(self, phase: Phase, notes: str) -> None:
+        """Keep the peer reviewer's notes of a review phase (`NO_FEEDBACK` once approved)."""
+        if phase == Phase.ANALYST:
+            self.analyst_feedback = notes
+        elif phase == Phase.PROGRAMMER:
+            self.programmer_feedback = notes
+        else:
+            raise ValueError(f"the {phase} phase has no peer review")
 
     def to_json(self) -> dict[str, Any]:
         """The version-1 document: the shell script's fields, then Baton's additions."""
@@ -89,8 +142,8 @@ class RunState:
                 "wd": self.wd,
                 "prompt": self.prompt,
                 "current_round": self.current_round,
-                "current_phase": self.current_phase,
-                "final_status": self.final_status,
+                "current_phase": self.current_phase.value,
+                "final_status": self.final_status.value,
                 "session_name": self.session_name,
                 "terminals": {
                     **{key: self.terminals.get(key, "") for key in TERMINAL_KEYS},
@@ -104,7 +157,7 @@ class RunState:
                     **self.nested_extra.get("outputs", {}),
                 },
                 "current_cycle": self.current_cycle,
-                "current_step": self.current_step,
+                "current_step": self.current_step.value,
                 "awaiting": self.awaiting,
                 "explore_sent": list(self.explore_sent),
                 "archive_dir": self.archive_dir,
@@ -123,8 +176,8 @@ class RunState:
             wd=_text(data.get("wd")),
             prompt=_text(data.get("prompt")),
             current_round=_positive_int(data.get("current_round"), 1),
-            current_phase=_choice(data.get("current_phase"), PHASES, "analyst"),
-            final_status=_choice(data.get("final_status"), FINAL_STATUSES, "RUNNING"),
+            current_phase=_choice(data.get("current_phase"), Phase, Phase.ANALYST),
+            final_status=_choice(data.get("final_status"), FinalStatus, FinalStatus.RUNNING),
             session_name=_text(data.get("session_name")),
             terminals=_string_map(data.get("terminals"), TERMINAL_KEYS),
             feedback=_text(data.get("feedback"), NO_FEEDBACK),
@@ -133,7 +186,7 @@ class RunState:
             outputs=_string_map(data.get("outputs"), OUTPUT_KEYS),
             updated_at=_text(data.get("updated_at")),
             current_cycle=_positive_int(data.get("current_cycle"), 1),
-            current_step=_choice(data.get("current_step"), STEPS, "author"),
+            current_step=_choice(data.get("current_step"), Step, Step.AUTHOR),
             awaiting=_awaiting(data.get("awaiting")),
             explore_sent=[s for s in data.get("explore_sent") or [] if isinstance(s, str)]
             if isinstance(data.get("explore_sent"), list)
@@ -169,8 +222,14 @@ def _positive_int(value: Any, default: int) -> int:
     return default
 
 
-def _choice(value: Any, choices: tuple[str, ...], default: str) -> str:
-    return value if isinstance(value, str) and value in choices else default
+_Choice = TypeVar("_Choice", bound=StrEnum)
+
+
+def _choice(value: Any, choices: type[_Choice], default: _Choice) -> _Choice:
+    try:
+        return choices(value) if isinstance(value, str) else default
+    except ValueError:
+        return default
 
 
 def _string_map(value: Any, keys: tuple[str, ...], *, keep_empty: bool = True) -> dict[str, str]:
@@ -255,4 +314,6 @@ def should_auto_resume(path: Path) -> bool:
     if not Path(path).is_file():
         return False
     data = read_state_json(path)
-    return data.get("final_status") == "RUNNING" and data.get("current_phase") != "done"
+    return (
+        data.get("final_status") == FinalStatus.RUNNING and data.get("current_phase") != Phase.DONE
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
-from baton.orchestrator.state import RunState, load_state
+from baton.orchestrator.state import FinalStatus, Phase, RunState, load_state
 from baton.roles import ROLES
 
 __all__ = ["default_state_file", "format_status", "show_status"]
@@ -24,9 +24,9 @@ def default_state_file(environ: Mapping[str, str]) -> Path:
 
 def format_status(state: RunState, path: Path) -> str:
     """The summary lines for one state."""
-    if state.final_status == "RUNNING":
+    if state.final_status == FinalStatus.RUNNING:
         where = f"round {state.current_round}, phase {state.current_phase}"
-        if state.current_phase in ("analyst", "programmer"):
+        if state.current_phase in (Phase.ANALYST, Phase.PROGRAMMER):
             where += f" (review cycle {state.current_cycle}, {state.current_step} step)"
         headline = f"RUNNING: {where}"
         if state.awaiting:

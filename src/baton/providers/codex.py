@@ -44,6 +44,8 @@ import time
 import tomllib
 from pathlib import Path
 
+import tomlkit
+
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.providers.codex_screen import (
     ANSWER_BULLET_PATTERN,
@@ -84,24 +86,8 @@ def _native_last_message(ctx: TerminalContext) -> str | None:
 
 
 def toml_string(value: str) -> str:
-    """`value` as a TOML basic string (what `-c key=value` parses)."""
-    out = ['"']
-    for char in value:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+    """`value` as a TOML basic string (what `-c key=value` parses), escaped by tomlkit."""
+    return tomlkit.string(value).as_string()
 
 
 def _user_config(home: Path) -> dict[str, object]:
@@ -167,7 +153,7 @@ class CodexProvider(Provider):
         users = config.get("notify")
         if isinstance(users, list) and all(isinstance(part, str) for part in users):
             command += users
-        return "[" + ", ".join(toml_string(part) for part in command) + "]"
+        return tomlkit.item(command).as_string()
 
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         tail = "\n".join(screen.rstrip().split("\n")[-30:])

@@ -114,9 +114,10 @@ class RoleWorker:
         key = target.role.output_key
         files: list[str] = []
         if key == "programmer":
-            files = self._apply_patch(prompt, scenario)
+            round_index = self._round_for(prompt)
+            files = self._apply_patch(round_index, scenario)
             behaviour = (
-                f"applied the scenario patch for round {self._round_index + 1}."
+                f"applied the scenario patch for round {round_index + 1}."
                 if files
                 else "no scenario patch applies; nothing changed."
             )
@@ -145,8 +146,7 @@ class RoleWorker:
         self._round_index = index
         return index
 
-    def _apply_patch(self, prompt: str, scenario: Scenario | None) -> list[str]:
-        index = self._round_for(prompt)
+    def _apply_patch(self, index: int, scenario: Scenario | None) -> list[str]:
         if scenario is None or not scenario.patches:
             return []
         files = scenario.patches[min(index, len(scenario.patches) - 1)]

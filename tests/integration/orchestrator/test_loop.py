@@ -251,6 +251,22 @@ def test_no_approval_feedback_says_did_not_approve_after_max_review_cycles(
     )
 
 
+def test_a_failed_round_starts_the_next_with_no_peer_feedback(cao: FakeCao, tmp_path: Path) -> None:
+    """The peers never approved in round 1; after the tester's FAIL, round 2 starts afresh:
+    "None yet." for both peers' feedback (the tester's evidence is the new feedback)."""
+    for peer in ("peer_analyst", "peer_programmer"):
+        cao.behaviour[peer] = lambda turn, who=peer: answer_plan(
+            turn, f"REVIEW_RESULT: REVISE\nREVIEW_NOTES:\n- {who} wants more\n"
+        )
+    cao.behaviour["tester"] = lambda turn: answer_plan(turn, tester_passes=turn.count > 1)
+    assert _run(_settings(cao, tmp_path, max_rounds=2, max_review_cycles=1))[0] == 0
+    for role, peer in (("analyst", "peer_analyst"), ("programmer", "peer_programmer")):
+        round_two = next(p for p in cao.terminal(role).prompts if "Round: 2" in p)
+        feedback = round_two.split(f"Latest {peer.replace('_', ' ')} feedback", 1)[1]
+        assert feedback.lstrip(":\n ").startswith("None yet."), feedback[:200]
+        assert f"{peer} wants more" not in round_two
+
+
 def test_uncondensed_review_feedback_also_passes_the_whole_tester_answer(
     cao: FakeCao, tmp_path: Path
 ) -> None:

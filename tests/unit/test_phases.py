@@ -1,0 +1,114 @@
+"""The phase machine with five in-memory agents: typed state changes, no server, no clock.
+
+Each agent answers the moment its prompt arrives by writing its response file, and
+reports `completed`, so every turn is one poll and the rounds run exactly and fast.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+from baton.orchestrator.composer import PromptComposer
+from baton.orchestrator.config import Settings
+from baton.orchestrator.handoff import Archive, Handoff, response_path_for
+from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.phases import PhaseMachine
+from baton.orchestrator.prompts import ExploreTracker, parse_prompt
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.state import FinalStatus, Phase, RunState
+from baton.roles import ROLE_BY_TERMINAL
+
+PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nexplore\n*** SCENARIO TEST ***\nscenario\n"
+Answer = Callable[[int], str]  # the n-th prompt of a role (1-based) → its answer
+
+ANALYST = "ANALYST_SUMMARY\nproposal design tasks spec; P1 P2 P3 P4; downstream; handoff\n"
+PROGRAMMER = "PROGRAMMER_SUMMARY\nimplementation done; tests run\n"
+
+
+def revise(who: str) -> Answer:
+    return lambda _: f"REVIEW_RESULT: REVISE\nREVIEW_NOTES:\n- {who} wants more\n"
+
+
+class Team:
+    """The agent API: each terminal id is its terminal key; answers are files at once."""
+
+    def __init__(self, wd: Path, answers: dict[str, Answer]) -> None:
+        self.wd = wd
+        self.answers = answers
+        self.prompts: dict[str, list[str]] = defaultdict(list)
+
+    def send_input(self, terminal_id: str, message: str) -> None:
+        self.prompts[terminal_id].append(message)
+        text = self.answers[terminal_id](len(self.prompts[terminal_id]))
+        path = response_path_for(terminal_id, self.wd)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def get_status(self, terminal_id: str) -> str:
+        return "completed"
+
+    def get_last_output(self, terminal_id: str) -> str:
+        return ""
+
+
+def _run(tmp_path: Path, answers: dict[str, Answer], **limits: int) -> tuple[int, RunState, Team]:
+    settings = Settings(wd=tmp_path, prompt=PROMPT, **limits)  # type: ignore[arg-type]
+    state = RunState(wd=str(tmp_path), prompt=PROMPT, terminals={k: k for k in ROLE_BY_TERMINAL})
+    team = Team(tmp_path, answers)
+    log = RunLog(io.StringIO())
+    explore = ExploreTracker("explore")
+    handoff = Handoff(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
+    machine = PhaseMachine(
+        settings,
+        team,  # type: ignore[arg-type]
+        log,
+        SignalGuard(),
+        state,
+        tmp_path / "state.json",
+        handoff,
+        PromptComposer(settings, state, parse_prompt(PROMPT), explore),
+        explore,
+    )
+    return machine.run(), state, team
+
+
+def test_a_failed_round_starts_the_next_with_no_peer_feedback(tmp_path: Path) -> None:
+    """Round 1: the peers never approve; the tester fails. Round 2 starts with "None yet."
+    for both peers' feedback, in the state and in the authors' prompts."""
+    answers = {
+        "analyst": lambda _: ANALYST,
+        "peer_analyst": revise("peer analyst"),
+        "programmer": lambda _: PROGRAMMER,
+        "peer_programmer": revise("peer programmer"),
+        "tester": lambda n: "RESULT: PASS\n" if n > 1 else "RESULT: FAIL\nEVIDENCE:\n- 1 failed\n",
+    }
+    code, state, team = _run(tmp_path, answers, max_rounds=2, max_review_cycles=1)
+    assert code == 0
+    assert (state.final_status, state.current_phase) == (FinalStatus.PASS, Phase.DONE)
+    for author, peer in (("analyst", "peer analyst"), ("programmer", "peer programmer")):
+        first, second = team.prompts[author]
+        assert f"- {peer} wants more" not in first
+        assert "Round: 2" in second
+        assert f"Latest {peer} feedback:\nNone yet." in second
+        assert f"{peer} wants more" not in second
+    saved = json.loads((tmp_path / "state.json").read_text())
+    assert (saved["final_status"], saved["current_phase"]) == ("PASS", "done")
+
+
+def test_reviewer_notes_reach_the_author_in_the_next_cycle(tmp_path: Path) -> None:
+    answers = {
+        "analyst": lambda _: ANALYST,
+        "peer_analyst": revise("peer analyst"),
+        "programmer": lambda _: PROGRAMMER,
+        "peer_programmer": revise("peer programmer"),
+        "tester": lambda _: "RESULT: PASS\n",
+    }
+    code, state, team = _run(tmp_path, answers, max_rounds=1, max_review_cycles=2)
+    assert code == 0
+    notes = "Latest peer analyst feedback:\nREVIEW_NOTES:\n- peer analyst wants more"
+    assert notes in team.prompts["analyst"][1]
+    assert state.feedback.startswith("Peer programmer did not approve after MAX_REVIEW_CYCLES.")
