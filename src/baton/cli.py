@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from baton import __version__
-from baton.errors import BatonError, RunInterrupted
+from baton.errors import BatonError, ConfigError, RunInterrupted
 
 __all__ = ["cli", "main"]
 
@@ -67,14 +67,36 @@ def run(config: Path | None) -> None:
     default=None,
     help="Directory of role profiles that override the built-in ones.",
 )
-def serve(host: str, port: int, state_dir: Path | None, profiles_dir: Path | None) -> None:
+@click.option(
+    "--max-message-bytes",
+    type=int,
+    default=None,
+    help="Largest message accepted, in UTF-8 bytes (default: $BATON_MAX_MESSAGE_BYTES or 4 MiB).",
+)
+def serve(
+    host: str,
+    port: int,
+    state_dir: Path | None,
+    profiles_dir: Path | None,
+    max_message_bytes: int | None,
+) -> None:
     """Serve the CAO-compatible terminal API, running agent CLIs in tmux."""
     from baton.server.app import ServerOptions, serve_forever
+    from baton.server.security import require_token_for_remote
 
     def action() -> int:
+        if not 0 <= port <= 65535:
+            raise ConfigError(f"--port must be between 0 and 65535, got {port}")
+        if max_message_bytes is not None and max_message_bytes <= 0:
+            raise ConfigError(f"--max-message-bytes must be above 0, got {max_message_bytes}")
         options = ServerOptions.from_environment(
-            host=host, port=port, state_dir=state_dir, profiles_dir=profiles_dir
+            host=host,
+            port=port,
+            state_dir=state_dir,
+            profiles_dir=profiles_dir,
+            max_message_bytes=max_message_bytes,
         )
+        require_token_for_remote(options.host, options.token)
         serve_forever(options)
         return 0
 

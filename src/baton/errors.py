@@ -16,6 +16,8 @@
         ├── BadRequestError         unknown profile or provider, bad parameter (400)
         ├── TerminalExitedError     the agent CLI has exited; input refused (409)
         ├── InputNotAcceptedError   the CLI did not take the input (the screen never changed)
+        ├── EmptyMessageError       a message with nothing to submit (422)
+        ├── MessageTooLargeError    a message over the server's size limit (413)
         └── TmuxError               a tmux command failed
 
 `baton.cli` turns each of them into one line on stderr and an exit code.
@@ -31,9 +33,11 @@ __all__ = [
     "BadRequestError",
     "BatonError",
     "ConfigError",
+    "EmptyMessageError",
     "HandoffError",
     "HandoffTimeout",
     "InputNotAcceptedError",
+    "MessageTooLargeError",
     "MissingResponseError",
     "NotFoundError",
     "RunInterrupted",
@@ -127,6 +131,18 @@ class InputNotAcceptedError(ServerError):
     """The CLI did not take the input: its screen never changed."""
 
     status_code = 502
+
+
+class EmptyMessageError(ServerError):
+    """The message is empty or only whitespace: there is nothing to submit."""
+
+    status_code = 422
+
+
+class MessageTooLargeError(ServerError):
+    """The message is larger than the server's limit (`--max-message-bytes`)."""
+
+    status_code = 413
 
 
 class TmuxError(ServerError):

@@ -60,6 +60,9 @@ class Provider(ABC):
     name: ClassVar[str]
     # tmux key names sent after the pasted message to submit it.
     submit_keys: ClassVar[tuple[str, ...]] = ("Enter",)
+    # Seconds between the paste and the submit keys: a CLI that folds or debounces
+    # pastes needs a moment to see the paste as finished before Enter arrives.
+    submit_delay: ClassVar[float] = 0.1
     # tmux key names (or literal text followed by "Enter") that ask the CLI to quit.
     exit_keys: ClassVar[tuple[str, ...]] = ("C-d",)
 

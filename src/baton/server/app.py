@@ -32,10 +32,12 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from baton import __version__
+from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES
 from baton.errors import BadRequestError, ConfigError, ServerError
+from baton.server.delivery import MessageDelivery, message_limit_from
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
-from baton.server.security import LocalOnlyMiddleware
+from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
 from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
@@ -74,6 +76,7 @@ class ServerOptions:
     profiles_dir: Path | None = None
     tmux_socket: Path | None = None
     token: str | None = None
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     timings: ServiceTimings = field(default_factory=ServiceTimings)
     # Delete every terminal and stop the private tmux server when the server stops
     # (for the in-process server of `baton demo`; `baton serve` keeps terminals alive).
@@ -87,9 +90,11 @@ class ServerOptions:
         port: int = DEFAULT_PORT,
         state_dir: Path | None = None,
         profiles_dir: Path | None = None,
+        max_message_bytes: int | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> ServerOptions:
-        """Flags win; then BATON_STATE_DIR, BATON_PROFILES_DIR, BATON_TMUX_SOCKET, BATON_TOKEN."""
+        """Flags win; then BATON_STATE_DIR, BATON_PROFILES_DIR, BATON_TMUX_SOCKET, BATON_TOKEN,
+        BATON_MAX_MESSAGE_BYTES."""
         env = os.environ if environ is None else environ
         if state_dir is None:
             state_dir = Path(env.get("BATON_STATE_DIR") or Path.home() / ".local/state/baton")
@@ -109,6 +114,7 @@ class ServerOptions:
             profiles_dir=profiles_dir.expanduser().absolute() if profiles_dir else None,
             tmux_socket=socket,
             token=env.get("BATON_TOKEN") or None,
+            max_message_bytes=max_message_bytes or message_limit_from(env),
             timings=timings,
         )
 
@@ -142,17 +148,20 @@ def build_service(options: ServerOptions) -> TerminalService:
         registry = Registry(options.state_dir / "baton.db")
     except (OSError, sqlite3.Error) as error:
         raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None
+    tmux = TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf")
     return TerminalService(
         registry=registry,
-        tmux=TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf"),
+        tmux=tmux,
         profiles=ProfileStore(options.profiles_dir),
         state_dir=options.state_dir,
         timings=options.timings,
+        delivery=MessageDelivery(tmux, max_message_bytes=options.max_message_bytes),
     )
 
 
 def create_app(options: ServerOptions, service: TerminalService | None = None) -> FastAPI:
     """The FastAPI application with every CAO route, the safety middleware and error shapes."""
+    require_token_for_remote(options.host, options.token)
     service = service or build_service(options)
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
     sessions = SessionService(service)
