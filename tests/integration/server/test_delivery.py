@@ -1,4 +1,4 @@
-"""Text is data, never keys: hostile bytes arrive as one message, blank and huge ones are refused."""
+"""Text is data, never keys: hostile bytes arrive as one message; blank, huge ones refused."""
 
 from __future__ import annotations
 
