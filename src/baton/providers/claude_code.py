@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.providers.claude_hooks import (
     HOOK_EVENTS,
@@ -182,14 +183,14 @@ class ClaudeCodeProvider(Provider):
     # -- launching -------------------------------------------------------------------------
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
-        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(ctx.runtime_dir)
         log_file = ctx.runtime_dir / HOOK_LOG_FILE
         settings = ctx.runtime_dir / SETTINGS_FILE
-        settings.write_text(json.dumps(hook_settings(log_file), indent=2), encoding="utf-8")
+        write_private(settings, json.dumps(hook_settings(log_file), indent=2))
         argv = ["claude", "--dangerously-skip-permissions", "--settings", str(settings)]
         if ctx.profile.instructions.strip():
             instructions = ctx.runtime_dir / INSTRUCTIONS_FILE
-            instructions.write_text(ctx.profile.instructions, encoding="utf-8")
+            write_private(instructions, ctx.profile.instructions)
             argv += ["--append-system-prompt-file", str(instructions)]
         trust_workspace(claude_config_path(), ctx.working_directory)
         env: dict[str, str] = {}

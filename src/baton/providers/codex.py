@@ -44,6 +44,7 @@ import time
 import tomllib
 from pathlib import Path
 
+from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.providers.codex_screen import (
     ANSWER_BULLET_PATTERN,
@@ -133,7 +134,7 @@ class CodexProvider(Provider):
     # -- launch ---------------------------------------------------------------------------
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
-        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(ctx.runtime_dir)
         config = _user_config(codex_home())
         approval = os.environ.get("BATON_CODEX_APPROVAL") or self.approval_policy
         sandbox = os.environ.get("BATON_CODEX_SANDBOX") or self.sandbox_mode

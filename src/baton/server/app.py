@@ -34,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from baton import __version__
 from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES
 from baton.errors import BadRequestError, ConfigError, ServerError
+from baton.private import private_dir
 from baton.server.delivery import MessageDelivery, message_limit_from
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
@@ -144,7 +145,7 @@ def build_service(options: ServerOptions) -> TerminalService:
     if shutil.which("tmux") is None:
         raise ConfigError("tmux is not installed (baton serve runs agent CLIs in tmux)")
     try:
-        options.state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(options.state_dir)
         registry = Registry(options.state_dir / "baton.db")
     except (OSError, sqlite3.Error) as error:
         raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None

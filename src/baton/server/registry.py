@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.private import private_dir, private_file
+
 __all__ = ["Registry", "SessionRecord", "TerminalRecord"]
 
 _SCHEMA = """
@@ -62,7 +64,9 @@ class Registry:
     """A small thread-safe sqlite store of sessions and terminals."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        # sqlite gives its journal and WAL files the database file's mode.
+        private_file(path)
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)

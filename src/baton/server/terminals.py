@@ -28,6 +28,7 @@ from baton.errors import (
     ServerError,
     TerminalExitedError,
 )
+from baton.private import private_dir, write_private
 from baton.providers import Provider, TerminalContext, get_provider
 from baton.providers.base import AgentProfile
 from baton.screen import normalize_screen
@@ -118,7 +119,8 @@ class TerminalService:
             directory = self._working_directory(working_directory)
             terminal_id = self._new_terminal_id()
             runtime_dir = self.state_dir / "terminals" / terminal_id
-            runtime_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(runtime_dir.parent)
+            private_dir(runtime_dir)
             ctx = TerminalContext(
                 terminal_id=terminal_id,
                 working_directory=directory,
@@ -179,7 +181,7 @@ class TerminalService:
         except ServerError as error:
             outcome = {"state": "failed", "kind": type(error).__name__, "message": str(error)}
         path = Path(record.runtime_dir) / _INITIAL_DELIVERY
-        path.write_text(json.dumps(outcome), encoding="utf-8")
+        write_private(path, json.dumps(outcome))
 
     def _working_directory(self, requested: str | None) -> Path:
         directory = Path(requested).expanduser() if requested else Path.cwd()
