@@ -101,7 +101,10 @@ def test_old_ui_prompt_without_answer_is_idle() -> None:
         (new_ui("› Go", "■ stream disconnected before completion: boom"), ERROR),
         (new_ui("› Go", "• Ok", "  Worked for 1s • 10:00", "› Again", "■ high demand"), ERROR),
         (new_ui("› Go", "■ Conversation interrupted - tell the model what to do"), IDLE),
-        (new_ui("› Go", "  Question 1/1", "  Pick one (esc to interrupt)"), WAITING),
+        # The question replaces the composer, as every Codex dialog does.
+        ("› Go\n\n  Question 1/1\n  Pick one\n› 1. A\n  2. B\n\n  enter to submit\n", WAITING),
+        # Quoted above a resting composer it is prose.
+        (new_ui("› Go", "• Question 1/1", "  › 1. Yes, proceed (y)", "  Worked for 1s"), COMPLETED),
         (">_ OpenAI Codex\n\n› Ask Codex to do anything\n\n  ? for shortcuts\n", PROCESSING),
         ("", PROCESSING),
     ],
@@ -258,7 +261,11 @@ def test_status_combines_osc_with_the_screen(tmp_path: Path) -> None:
     resting = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00")
     streaming = new_ui("› Go", "• Half of the ans")
     just_sent = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00", "› Next")
-    dialog = new_ui("› Go", "  Would you like to run the following command?")
+    # A dialog takes the composer's place (as recorded in approval-04).
+    dialog = (
+        "› Go\n\n  Would you like to run the following command?\n\n  $ ls\n\n"
+        "› 1. Yes, proceed (y)\n  2. No\n\n  Press enter to confirm or esc to cancel\n"
+    )
     log.write_bytes(_osc("working"))
     assert provider.status(resting, ctx) is PROCESSING  # a glitch cannot end a turn
     assert provider.status(dialog, ctx) is WAITING
@@ -283,3 +290,18 @@ def test_last_message_prefers_notify(tmp_path: Path, monkeypatch: pytest.MonkeyP
     notify_main([str(ctx.runtime_dir), json.dumps(payload)])
     screen = new_ui("› Go", "• RESULT: PASS", "  all", "  Worked for 1s • 10:00")
     assert CodexProvider().last_message(screen, ctx) == "RESULT: PASS\nall good"
+
+
+# -- answers that quote every pattern (recorded by tests/e2e/record_quoting.py) ---------------
+
+
+def test_every_pattern_has_a_recorded_quoting_answer() -> None:
+    from tests.e2e.record_quoting import CODEX_QUOTES
+
+    for name, text in CODEX_QUOTES.items():
+        status, screen = _read_fixture(FIXTURES / f"quote_{name}-01.txt")
+        assert status == "completed"
+        first = text.splitlines()[0].removeprefix("› ").removeprefix("• ").removeprefix("◦ ")
+        # Quoted twice: in the echoed prompt and in the answer.
+        assert screen.count(first) >= 2, name
+        assert str(detect_status(screen)) == "completed", name
