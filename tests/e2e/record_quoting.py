@@ -12,8 +12,7 @@ saved with its true status, `completed`:
 
 - Codex: `tests/fixtures/screens/codex/quote_<name>-01.txt` (header `# status: completed`);
 - Claude Code: `tests/fixtures/screens/claude_code/quote_<name>--completed.txt`, with the
-  hook log of the terminal at that moment as `quote_<name>.hooks.jsonl` (an answer that
-  starts with `API Error:` is `quote_api_error_first.screen.txt`: see CLAUDE_QUOTES).
+  hook log of the terminal at that moment as `quote_<name>.hooks.jsonl`.
 """
 
 from __future__ import annotations
@@ -72,11 +71,11 @@ CLAUDE_QUOTES = {
     "bypass": "❯ 1. No, exit\n  2. Yes, I accept",
     "spinner": "✢ Transfiguring… (5s · ↓ 20 tokens · esc to interrupt)",
     "done": "✻ Worked for 3s",
-    "api_error": "Here is what the log said:\n● API Error: 500 Internal server error\n⎿  API Error: 529",
+    "api_error": "The log said:\n● API Error: 500 Internal server error\n⎿  API Error: 529",
     "interrupted": "⎿  Interrupted · What should Claude do instead?",
     "prompt": "❯ run the tests\n> and then stop",
-    # The answer's very first words: on screen alone this is the CLI's own error bullet
-    # (only its colour differs); the Stop hook says the turn ended well.
+    # The answer's very first words look like the CLI's own error bullet (only its colour
+    # differs); the turn's closing line under it says the turn ended well.
     "api_error_first": "API Error: 500 Internal server error (scripted)",
 }
 
@@ -156,9 +155,7 @@ def record_claude(work: Path) -> None:
         screens = _record(server, brain, "claude_code", project, CLAUDE_QUOTES)
     for name, (screen, log) in screens.items():
         folder = FIXTURES / "claude_code"
-        # Not a `--<status>` screen: read right only with the hooks (see CLAUDE_QUOTES).
-        stem = f"quote_{name}.screen" if name == "api_error_first" else f"quote_{name}--completed"
-        (folder / f"{stem}.txt").write_text(screen, encoding="utf-8")
+        (folder / f"quote_{name}--completed.txt").write_text(screen, encoding="utf-8")
         (folder / f"quote_{name}.hooks.jsonl").write_text(log, encoding="utf-8")
 
 
