@@ -19,7 +19,7 @@ Status: two signals.
 - The hooks (`claude_hooks`): `UserPromptSubmit` opens a turn, `Stop` closes it,
   `StopFailure` closes it with an API error.
 
-Which wins when they disagree, and why:
+Which wins when they disagree, and why (the shared rule of `precedence.combine_signals`):
 
 1. A dialog or an error on screen wins over everything: only the screen shows that the
    CLI waits for a person, and a hook cannot un-show an error the user sees.
@@ -59,6 +59,7 @@ from baton.providers.claude_hooks import (
     last_assistant_text,
 )
 from baton.providers.claude_screen import Marker, last_answer, parse_screen, screen_status
+from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
 
 __all__ = ["ClaudeCodeProvider", "claude_config_path", "trust_workspace"]
@@ -72,6 +73,11 @@ _LOCK_SECONDS = 2.0
 # `Down` while "No" is highlighted, `Enter` once the "yes" option is. A key the CLI drops
 # (it ignores input until the dialog is ready) is simply sent again on the next look.
 _STARTUP_ANSWERS: tuple[str, ...] = ("Yes, I trust this folder", "Yes, I accept")
+_HOOK_TURNS = {
+    TurnState.OPEN: NativeTurn.OPEN,
+    TurnState.FINISHED: NativeTurn.FINISHED,
+    TurnState.FAILED: NativeTurn.FAILED,
+}
 
 
 def claude_config_path(environ: dict[str, str] | None = None) -> Path:
@@ -216,19 +222,16 @@ class ClaudeCodeProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = screen_status(screen)
-        if seen in (TerminalStatus.WAITING_USER_ANSWER, TerminalStatus.ERROR):
-            return seen
-        turn = self._log(ctx).turn_state()
-        if turn is TurnState.OPEN:
-            parsed = parse_screen(screen)
-            if parsed.box is not None and parsed.marker() is Marker.INTERRUPTED:
-                return seen
-            return TerminalStatus.PROCESSING
-        if turn in (TurnState.FINISHED, TurnState.FAILED):
-            if seen is TerminalStatus.PROCESSING and not _closing(screen):
-                return seen
-            return TerminalStatus.ERROR if turn is TurnState.FAILED else TerminalStatus.COMPLETED
-        return seen
+        native = _HOOK_TURNS.get(self._log(ctx).turn_state(), NativeTurn.UNKNOWN)
+        parsed = parse_screen(screen)
+        return combine_signals(
+            seen,
+            native,
+            screen_shows_end=_closing(screen),
+            screen_shows_interrupt=parsed.box is not None and parsed.marker() is Marker.INTERRUPTED,
+            # Hooks are per prompt: a Stop always belongs to the latest one.
+            finish_is_current=True,
+        )
 
     def _log(self, ctx: TerminalContext) -> HookLog:
         path = ctx.runtime_dir / HOOK_LOG_FILE
