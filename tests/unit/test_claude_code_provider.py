@@ -47,6 +47,7 @@ def _context(tmp_path: Path, instructions: str = "Be the tester.") -> TerminalCo
         working_directory=tmp_path,
         profile=profile,
         runtime_dir=tmp_path / "runtime",
+        env={"HOME": str(tmp_path / "home")},
     )
 
 

@@ -181,9 +181,17 @@ def test_last_message_old_ui() -> None:
 # -- launch, startup keys, signals --------------------------------------------------------------
 
 
-def _ctx(tmp_path: Path, instructions: str = "You are the tester.") -> TerminalContext:
+def _ctx(
+    tmp_path: Path, instructions: str = "You are the tester.", env: dict[str, str] | None = None
+) -> TerminalContext:
     profile = AgentProfile(name="tester", description="", instructions=instructions)
-    return TerminalContext("abcd1234", tmp_path, profile, tmp_path / "runtime")
+    return TerminalContext("abcd1234", tmp_path, profile, tmp_path / "runtime", env=env or {})
+
+
+def _codex_home(path: Path, config: str) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.toml").write_text(config, encoding="utf-8")
+    return path
 
 
 def _override(argv: list[str], key: str) -> object:
@@ -197,13 +205,14 @@ def _override(argv: list[str], key: str) -> object:
 def test_launch_overrides_only_on_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path / "codex-home"
-    home.mkdir()
     config = 'notify = ["my-notify", "--loud"]\ndeveloper_instructions = "Be brief."\n'
-    (home / "config.toml").write_text(config, encoding="utf-8")
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    monkeypatch.delenv("BATON_CODEX_APPROVAL", raising=False)
-    spec = CodexProvider().launch(_ctx(tmp_path, 'Say "hi"\n\\ and\ttab'))
+    home = _codex_home(tmp_path / "codex-home", config)
+    # The server's own environment is not the terminal's: it is never read.
+    server_home = _codex_home(tmp_path / "server-home", 'notify = ["server-notify"]\n')
+    monkeypatch.setenv("CODEX_HOME", str(server_home))
+    monkeypatch.setenv("BATON_CODEX_APPROVAL", "on-request")
+    ctx = _ctx(tmp_path, 'Say "hi"\n\\ and\ttab', env={"CODEX_HOME": str(home)})
+    spec = CodexProvider().launch(ctx)
     assert spec.argv[0] == "codex"
     assert "--no-alt-screen" in spec.argv
     assert spec.argv[spec.argv.index("--ask-for-approval") + 1] == "never"
@@ -305,3 +314,26 @@ def test_every_pattern_has_a_recorded_quoting_answer() -> None:
         # Quoted twice: in the echoed prompt and in the answer.
         assert screen.count(first) >= 2, name
         assert str(detect_status(screen)) == "completed", name
+
+
+def test_each_terminal_uses_its_own_codex_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A per-terminal CODEX_HOME (env_vars) decides config, notify chaining and rollouts."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "server-home"))
+    spec_of = {}
+    for name in ("a", "b"):
+        home = _codex_home(tmp_path / name / "home", f'notify = ["notify-{name}"]\n')
+        rollout = home / "sessions" / "2026" / "01" / "02" / f"rollout-x-thread-{name}1.jsonl"
+        rollout.parent.mkdir(parents=True)
+        complete = {"payload": {"type": "task_complete", "last_agent_message": f"from {name}"}}
+        rollout.write_text(json.dumps(complete) + "\n", encoding="utf-8")
+        env = {"CODEX_HOME": str(home), "BATON_CODEX_SANDBOX": f"sandbox-{name}"}
+        ctx = _ctx(tmp_path / name, env=env)
+        spec = CodexProvider().launch(ctx)
+        spec_of[name] = spec.argv
+        notify_main([str(ctx.runtime_dir), json.dumps({"thread-id": f"thread-{name}1"})])
+        assert CodexProvider().last_message("", ctx) == f"from {name}"
+    for name, argv in spec_of.items():
+        assert _override(argv, "notify")[4:] == [f"notify-{name}"]  # type: ignore[index]
+        assert argv[argv.index("--sandbox") + 1] == f"sandbox-{name}"

@@ -47,6 +47,7 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,8 @@ _HOOK_TURNS = {
 }
 
 
-def claude_config_path(environ: dict[str, str] | None = None) -> Path:
-    """Where Claude Code keeps its global state (`~/.claude.json`, or in CLAUDE_CONFIG_DIR)."""
-    env = os.environ if environ is None else environ
+def claude_config_path(env: Mapping[str, str]) -> Path:
+    """Where a CLI with `env` keeps its global state (`~/.claude.json`, or CLAUDE_CONFIG_DIR)."""
     config_dir = env.get("CLAUDE_CONFIG_DIR")
     if config_dir:
         return Path(config_dir) / ".claude.json"
@@ -198,7 +198,7 @@ class ClaudeCodeProvider(Provider):
             instructions = ctx.runtime_dir / INSTRUCTIONS_FILE
             write_private(instructions, ctx.profile.instructions)
             argv += ["--append-system-prompt-file", str(instructions)]
-        trust_workspace(claude_config_path(), ctx.working_directory)
+        trust_workspace(claude_config_path(ctx.env), ctx.working_directory)
         env: dict[str, str] = {}
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             # Claude refuses --dangerously-skip-permissions as root outside a sandbox.

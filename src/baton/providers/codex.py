@@ -15,7 +15,7 @@ server (`--no-daemon`), with command-line overrides only — the user's `CODEX_H
 - `-c notify=[…]`: `python -m baton.providers.codex_notify <runtime dir>`, followed by
   the user's own notify command when their config has one (it is run after ours).
 
-`BATON_CODEX_APPROVAL` and `BATON_CODEX_SANDBOX` (in the server's environment) replace
+`BATON_CODEX_APPROVAL` and `BATON_CODEX_SANDBOX` (in the terminal's environment) replace
 the two policies, e.g. to record an approval dialog.
 
 Status (`status`): the screen is read by `codex_screen.detect_status`; the native
@@ -43,7 +43,6 @@ from the scrollback second.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import tomllib
@@ -83,7 +82,7 @@ def _native_last_message(ctx: TerminalContext) -> str | None:
     if payload is None:
         return None
     thread = str(payload.get("thread-id") or "")
-    home = codex_home()
+    home = codex_home(ctx.env)
     if thread and (home / "sessions").is_dir():
         return rollout_last_message(home, thread)
     message = payload.get("last-assistant-message")
@@ -141,9 +140,9 @@ class CodexProvider(Provider):
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         private_dir(ctx.runtime_dir)
-        config = _user_config(codex_home())
-        approval = os.environ.get("BATON_CODEX_APPROVAL") or self.approval_policy
-        sandbox = os.environ.get("BATON_CODEX_SANDBOX") or self.sandbox_mode
+        config = _user_config(codex_home(ctx.env))
+        approval = ctx.env.get("BATON_CODEX_APPROVAL") or self.approval_policy
+        sandbox = ctx.env.get("BATON_CODEX_SANDBOX") or self.sandbox_mode
         argv = [
             "codex",
             "--no-alt-screen",

@@ -126,6 +126,7 @@ class TerminalService:
                 working_directory=directory,
                 profile=profile,
                 runtime_dir=runtime_dir,
+                env={**self.environment, **(env_vars or {})},
             )
             spec = provider_impl.launch(ctx)
             env = {
@@ -393,6 +394,8 @@ class TerminalService:
                     working_directory=Path(record.working_directory),
                     profile=self._profile_or_stub(record.agent_profile),
                     runtime_dir=Path(record.runtime_dir),
+                    # The running CLI's own environment carries the terminal's env_vars.
+                    env=self.tmux.pane_environment(record.pane_id) or self.environment,
                 )
                 self._providers[record.id] = provider
                 self._contexts[record.id] = ctx

@@ -210,6 +210,18 @@ class TmuxServer:
             exit_status=int(status) if status.lstrip("-").isdigit() else None,
         )
 
+    def pane_environment(self, pane_id: str) -> dict[str, str] | None:
+        """The environment of the pane's running command (None once it has exited)."""
+        state = self.pane_state(pane_id)
+        if not state.exists or state.dead or state.pid is None:
+            return None
+        try:
+            raw = Path(f"/proc/{state.pid}/environ").read_bytes()
+        except OSError:
+            return None
+        pairs = (os.fsdecode(item).partition("=") for item in raw.split(b"\0") if item)
+        return {key: value for key, _, value in pairs if key}
+
     def kill_window(self, window_id: str) -> None:
         self.run("kill-window", "-t", window_id, check=False)
 
