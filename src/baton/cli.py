@@ -54,7 +54,7 @@ def run(config: Path | None) -> None:
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", default=9889, show_default=True, type=int, help="Port to bind.")
+@click.option("--port", default="9889", show_default=True, help="Port to bind.")
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -69,38 +69,49 @@ def run(config: Path | None) -> None:
 )
 @click.option(
     "--max-message-bytes",
-    type=int,
     default=None,
     help="Largest message accepted, in UTF-8 bytes (default: $BATON_MAX_MESSAGE_BYTES or 4 MiB).",
 )
 def serve(
     host: str,
-    port: int,
+    port: str,
     state_dir: Path | None,
     profiles_dir: Path | None,
-    max_message_bytes: int | None,
+    max_message_bytes: str | None,
 ) -> None:
     """Serve the CAO-compatible terminal API, running agent CLIs in tmux."""
     from baton.server.app import ServerOptions, serve_forever
+    from baton.server.delivery import parse_message_limit
     from baton.server.security import require_token_for_remote
 
     def action() -> int:
-        if not 0 <= port <= 65535:
-            raise ConfigError(f"--port must be between 0 and 65535, got {port}")
-        if max_message_bytes is not None and max_message_bytes <= 0:
-            raise ConfigError(f"--max-message-bytes must be above 0, got {max_message_bytes}")
         options = ServerOptions.from_environment(
-            host=host,
-            port=port,
+            host=host[1:-1] if host.startswith("[") and host.endswith("]") else host,
+            port=_port(port),
             state_dir=state_dir,
             profiles_dir=profiles_dir,
-            max_message_bytes=max_message_bytes,
+            max_message_bytes=(
+                parse_message_limit(max_message_bytes, name="--max-message-bytes")
+                if max_message_bytes is not None
+                else None
+            ),
         )
         require_token_for_remote(options.host, options.token)
         serve_forever(options)
         return 0
 
     sys.exit(_exit_code_for(action))
+
+
+def _port(raw: str) -> int:
+    """A TCP port number from `--port`; one line naming the flag otherwise."""
+    try:
+        port = int(raw)
+    except ValueError:
+        raise ConfigError(f"--port must be a number between 0 and 65535, got {raw!r}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {port}")
+    return port
 
 
 @cli.command()

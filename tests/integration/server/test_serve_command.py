@@ -90,9 +90,14 @@ def test_all_interfaces_without_a_token_is_refused(tmp_path: Path) -> None:
             "baton: error: cannot listen on no-such-host.invalid:0: ",
         ),
         (
+            ("--port", "abc"),
+            {},
+            "baton: error: --port must be a number between 0 and 65535, got 'abc'",
+        ),
+        (
             ("--max-message-bytes", "0"),
             {},
-            "baton: error: --max-message-bytes must be above 0, got 0",
+            "baton: error: --max-message-bytes must be greater than 0, got '0'",
         ),
         (
             (),
@@ -100,7 +105,7 @@ def test_all_interfaces_without_a_token_is_refused(tmp_path: Path) -> None:
             "baton: error: BATON_MAX_MESSAGE_BYTES must be a whole number of bytes, got 'lots'",
         ),
     ],
-    ids=["port-range", "unknown-host", "zero-limit", "bad-limit-env"],
+    ids=["port-range", "port-word", "unknown-host", "zero-limit", "bad-limit-env"],
 )
 def test_bad_option_is_one_line(
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str
