@@ -35,7 +35,12 @@ from baton import __version__
 from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES
 from baton.errors import BadRequestError, ConfigError, ServerError
 from baton.private import private_dir
-from baton.server.delivery import MessageDelivery, message_limit_from
+from baton.server.delivery import (
+    BodySizeLimitMiddleware,
+    MessageDelivery,
+    body_limit_for,
+    message_limit_from,
+)
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
@@ -170,6 +175,9 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     app.state.sessions = sessions
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)
+    app.add_middleware(
+        BodySizeLimitMiddleware, max_body_bytes=body_limit_for(options.max_message_bytes)
+    )
 
     @app.exception_handler(ServerError)
     async def _server_error(_: Request, error: ServerError) -> JSONResponse:

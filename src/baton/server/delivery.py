@@ -9,9 +9,12 @@ keys follow, after the pause the provider asks for.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES, is_blank, message_size, neutralize
 from baton.errors import ConfigError, EmptyMessageError, MessageTooLargeError
@@ -20,8 +23,10 @@ from baton.server.tmux import TmuxServer
 
 __all__ = [
     "MAX_MESSAGE_BYTES_VARIABLE",
+    "BodySizeLimitMiddleware",
     "MessageDelivery",
     "PreparedMessage",
+    "body_limit_for",
     "message_limit_from",
     "parse_message_limit",
 ]
@@ -80,3 +85,75 @@ class MessageDelivery:
     def submit(self, pane_id: str, provider: Provider) -> None:
         """Press the provider's submit keys (the only keys a message ever causes)."""
         self.tmux.send_keys(pane_id, provider.submit_keys)
+
+
+def body_limit_for(max_message_bytes: int) -> int:
+    """The largest request body that can carry a message within the limit.
+
+    JSON may spell one byte as six (`\\u001b`); the rest of a body is small.
+    """
+    return 6 * max_message_bytes + 64 * 1024
+
+
+class BodySizeLimitMiddleware:
+    """Answer 413 to a request body no valid message fits in, before it is read whole.
+
+    The exact limit is checked on the decoded message (`MessageDelivery.prepare`); this
+    only keeps a 40 MB body from being held in memory to find that out.
+    """
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            if declared.isdigit() and int(declared) > self.max_body_bytes:
+                await self._refuse(send)
+                return
+            await self.app(scope, receive, send)
+            return
+        # A chunked body: read it here, within the limit, then hand it on.
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, receive, send)
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self.max_body_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        detail = (
+            f"the request body is over {self.max_body_bytes} bytes: no message within the "
+            "limit is that large (baton serve --max-message-bytes)"
+        )
+        body = json.dumps({"detail": detail}).encode("utf-8")
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

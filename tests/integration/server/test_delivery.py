@@ -82,3 +82,24 @@ def test_message_over_the_limit_is_413(tmp_path: Path) -> None:
         assert at_limit.status_code == 200, at_limit.text
         assert wait_for_status(client, terminal, {"completed"}) == "completed"
     assert _inputs(server, terminal) == ["é" * 500]
+
+
+def test_a_body_too_large_for_any_message_is_413_before_it_is_read(tmp_path: Path) -> None:
+    env = {"BATON_MAX_MESSAGE_BYTES": "1000"}  # bodies up to 6 * 1000 + 64 KiB
+    with running_baton_server(tmp_path, env=env) as server, server.client() as client:
+        terminal = _scripted(client, tmp_path)
+        url = f"/terminals/{terminal}/input"
+        declared = client.post(url, content=b"x" * 80_000)
+        assert declared.status_code == 413
+        assert "request body" in declared.json()["detail"]
+
+        def chunks():  # no Content-Length: sent chunked
+            for _ in range(80):
+                yield b"y" * 1000
+
+        chunked = client.post(url, content=chunks())
+        assert chunked.status_code == 413
+        small = client.post(url, content=(b"z" * 10 for _ in range(3)))
+        assert small.status_code == 200, small.text
+        assert wait_for_status(client, terminal, {"completed"}) == "completed"
+    assert _inputs(server, terminal) == ["z" * 30]
