@@ -17,11 +17,13 @@ import httpx
 import pytest
 from tests.e2e.clis import require_cli
 from tests.e2e.model.anthropic_messages import (
+    API_KEY,
     ModelServer,
     anthropic_model_server,
     claude_environment,
 )
 from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.support.privacy import command_lines_containing, not_private
 from tests.support.server import ServerProcess, running_baton_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
@@ -203,3 +205,6 @@ def test_hostile_bytes_reach_the_model_as_text_and_claude_stays_up(rig: ClaudeRi
     _send(rig, terminal, "Second prompt.")
     seen = _statuses_until(rig, terminal, {"completed", "error"})
     assert seen[-1] == "completed", seen
+    # Nothing another user could read: the API key on no command line, runtime files private.
+    assert command_lines_containing(API_KEY) == {}
+    assert not_private(rig.server.state_dir) == {}

@@ -16,8 +16,14 @@ import httpx
 import pytest
 from tests.e2e.clis import require_cli
 from tests.e2e.model.brain import Brain, Misbehaviour
-from tests.e2e.model.openai_responses import ModelServer, codex_environment, openai_model_server
+from tests.e2e.model.openai_responses import (
+    API_KEY_VARIABLE,
+    ModelServer,
+    codex_environment,
+    openai_model_server,
+)
 from tests.e2e.record_codex import response_prompt
+from tests.support.privacy import command_lines_containing, not_private
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
@@ -169,3 +175,6 @@ def test_hostile_bytes_reach_the_model_as_text_and_codex_stays_up(rig: CodexRig)
     _send(rig, terminal, "Second prompt.")
     seen = _statuses_until(rig, terminal, {"completed", "error"})
     assert seen[-1] == "completed", seen
+    # Nothing another user could read: the API key on no command line, runtime files private.
+    assert command_lines_containing(rig.server.env[API_KEY_VARIABLE]) == {}
+    assert not_private(rig.server.state_dir) == {}

@@ -3,11 +3,11 @@ every file it writes 0600, every directory 0700."""
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.support.privacy import command_lines_containing, not_private
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
 
 pytestmark = pytest.mark.tmux
@@ -54,16 +54,15 @@ def test_no_secret_on_any_command_line(tmp_path: Path) -> None:
         pane_pid = server.pane_pid()
         tmux_pid = _tmux_server_pid(server)
         command_lines = _command_lines()
+        leaks = {
+            **command_lines_containing(SERVER_SECRET),
+            **command_lines_containing(TERMINAL_SECRET),
+        }
         pane_environment = Path(f"/proc/{pane_pid}/environ").read_bytes().split(b"\0")
-    # The processes that matter are there to be read …
+    # The processes that matter were there to be read …
     assert pane_pid in command_lines and tmux_pid in command_lines
     assert b"baton.scripted_agent" in command_lines[pane_pid]
-    # … and no process shows either secret on its command line.
-    leaks = {
-        pid: line
-        for pid, line in command_lines.items()
-        if SERVER_SECRET.encode() in line or TERMINAL_SECRET.encode() in line
-    }
+    # … and no process showed either secret on its command line.
     assert leaks == {}
     # The CLI still gets both, and the environment file it came through is gone.
     assert f"ANTHROPIC_API_KEY={SERVER_SECRET}".encode() in pane_environment
@@ -83,12 +82,4 @@ def test_everything_the_server_writes_is_private(baton_server: ServerProcess, tm
     for expected in (state / "baton.db", runtime / "pane.log", runtime / "instructions.md"):
         assert expected.is_file()
     assert (runtime / "inputs" / "0001.txt").read_text() == "keep this private"
-    wrong = {}
-    for path in [state, *state.rglob("*")]:
-        mode = stat.S_IMODE(path.lstat().st_mode)
-        if path.is_socket() or path.is_symlink():
-            continue
-        wanted = 0o700 if path.is_dir() else 0o600
-        if mode != wanted:
-            wrong[str(path.relative_to(state))] = oct(mode)
-    assert wrong == {}
+    assert not_private(state) == {}
