@@ -104,6 +104,8 @@ class TerminalService:
         `env_vars` join the pane's environment; `initial_message` is typed in once the
         CLI rests, and the outcome is kept as the terminal's `initial_delivery`.
         """
+        if initial_message is not None:
+            self.delivery.prepare(initial_message)  # blank or oversized: refused before creating
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
         try:

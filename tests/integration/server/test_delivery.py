@@ -103,3 +103,19 @@ def test_a_body_too_large_for_any_message_is_413_before_it_is_read(tmp_path: Pat
         assert small.status_code == 200, small.text
         assert wait_for_status(client, terminal, {"completed"}) == "completed"
     assert _inputs(server, terminal) == ["z" * 30]
+
+
+def test_initial_message_goes_through_the_same_delivery(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    params = {"agent_profile": "tester", "provider": "scripted", "working_directory": str(tmp_path)}
+    with baton_server.client() as client:
+        blank = client.post("/sessions", params=params, json={"initial_message": "  \n"})
+        assert blank.status_code == 422
+        assert baton_server.pane_ids() == []  # refused before anything was created
+        created = client.post("/sessions", params=params, json={"initial_message": HOSTILE})
+        assert created.status_code == 201, created.text
+        terminal = created.json()
+        assert terminal["initial_delivery"] == {"state": "delivered"}
+        assert wait_for_status(client, terminal["id"], {"completed", "error"}) == "completed"
+    assert _inputs(baton_server, terminal["id"]) == [NEUTRALISED]
