@@ -178,3 +178,36 @@ def test_hostile_bytes_reach_the_model_as_text_and_codex_stays_up(rig: CodexRig)
     # Nothing another user could read: the API key on no command line, runtime files private.
     assert command_lines_containing(rig.server.env[API_KEY_VARIABLE]) == {}
     assert not_private(rig.server.state_dir) == {}
+
+
+def test_a_terminal_with_its_own_codex_home_uses_its_config(rig: CodexRig, tmp_path: Path) -> None:
+    """`env_vars.CODEX_HOME` decides the config Baton reads (the user's notify is chained)."""
+    from tests.e2e.model.openai_responses import write_codex_home
+
+    marker = tmp_path / "own-notify-ran"
+    home = write_codex_home(tmp_path / "own-codex-home", rig.model)
+    notify = f'notify = ["/bin/sh", "-c", "echo \\"$1\\" > {marker}", "notify"]\n'
+    config = home / "config.toml"
+    config.write_text(notify + config.read_text(encoding="utf-8"), encoding="utf-8")
+    response = rig.client.post(
+        "/sessions",
+        params={
+            "provider": "codex",
+            "agent_profile": "tester",
+            "working_directory": str(rig.project),
+        },
+        json={"env_vars": {"CODEX_HOME": str(home)}},
+    )
+    assert response.status_code == 201, response.text
+    terminal = response.json()["id"]
+    _send(rig, terminal, "Say hello.")
+    seen = _statuses_until(rig, terminal, {"completed", "error"})
+    assert seen[-1] == "completed", seen
+    deadline = time.monotonic() + 10
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "agent-turn-complete" in marker.read_text(encoding="utf-8")
+    # Codex kept this terminal's session under its own home, where the last answer is read.
+    assert list((home / "sessions").rglob("rollout-*.jsonl"))
+    last = rig.client.get(f"/terminals/{terminal}/output", params={"mode": "last"}).json()
+    assert "READY" in last["output"]
