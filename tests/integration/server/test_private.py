@@ -3,6 +3,7 @@ every file it writes 0600, every directory 0700."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -83,3 +84,39 @@ def test_everything_the_server_writes_is_private(baton_server: ServerProcess, tm
         assert expected.is_file()
     assert (runtime / "inputs" / "0001.txt").read_text() == "keep this private"
     assert not_private(state) == {}
+
+
+def test_pane_environment_is_read_back_from_the_running_cli(tmp_path: Path) -> None:
+    """After a server restart a provider gets the terminal's env_vars from the live pane."""
+    import shutil
+    import tempfile
+
+    from baton.server.tmux import TmuxServer
+
+    socket_dir = Path(tempfile.mkdtemp(prefix="baton-tmux-"))
+    tmux = TmuxServer(socket_dir / "tmux.sock", tmp_path / "state" / "tmux.conf")
+    runtime = tmp_path / "state" / "terminals" / "t1"
+    try:
+        window = tmux.create_window(
+            session="s1",
+            window_name="w",
+            new_session=True,
+            working_directory=tmp_path,
+            argv=["sleep", "60"],
+            env={"CODEX_HOME": "/per/terminal", "PATH": "/usr/bin:/bin"},
+            pane_log=runtime / "pane.log",
+            gate_file=runtime / ".launch-gate",
+        )
+        environment = None
+        for _ in range(100):
+            environment = tmux.pane_environment(window.pane_id)
+            if environment and environment.get("CODEX_HOME"):
+                break
+            time.sleep(0.05)
+        assert environment is not None
+        assert environment["CODEX_HOME"] == "/per/terminal"
+        tmux.kill_window(window.window_id)
+        assert tmux.pane_environment(window.pane_id) is None
+    finally:
+        tmux.kill_server()
+        shutil.rmtree(socket_dir, ignore_errors=True)
