@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -100,7 +101,32 @@ def serve(
         serve_forever(options)
         return 0
 
-    sys.exit(_exit_code_for(action))
+    sys.exit(_exit_code_for(lambda: _interruptible(action)))
+
+
+def _interruptible(action: Callable[[], int]) -> int:
+    """Run `action`; Ctrl-C at any moment (starting, serving) ends in RunInterrupted.
+
+    The server stops gracefully on SIGINT and returns; the handler installed here is the
+    one it hands the signal back to, so the interruption is still seen afterwards.
+    """
+    seen: list[int] = []
+
+    def on_sigint(signum: int, _frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        code = action()
+    except KeyboardInterrupt:
+        seen.append(signal.SIGINT)
+        code = 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if seen:
+        raise RunInterrupted(signal.SIGINT)
+    return code
 
 
 def _port(raw: str) -> int:

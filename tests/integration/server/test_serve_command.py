@@ -115,3 +115,46 @@ def test_bad_option_is_one_line(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(line)
+
+
+def test_ctrl_c_while_serving_exits_130_with_one_line(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    import httpx
+    from tests.support.server import free_port
+
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "baton",
+            "serve",
+            "--port",
+            str(port),
+            "--state-dir",
+            str(tmp_path / "s"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "BATON_TMUX_SOCKET": str(tmp_path / "t.sock")},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130
+    assert stderr.strip().splitlines() == ["baton: interrupted by signal 2"]
