@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import click
 
 from baton import __version__
-from baton.errors import BatonError, RunInterrupted
+from baton.errors import BatonError, ConfigError, RunInterrupted
 
 __all__ = ["cli", "main"]
 
@@ -54,7 +55,7 @@ def run(config: Path | None) -> None:
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", default=9889, show_default=True, type=int, help="Port to bind.")
+@click.option("--port", default="9889", show_default=True, help="Port to bind.")
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -67,21 +68,79 @@ def run(config: Path | None) -> None:
     default=None,
     help="Directory of role profiles that override the built-in ones.",
 )
-def serve(host: str, port: int, state_dir: Path | None, profiles_dir: Path | None) -> None:
+@click.option(
+    "--max-message-bytes",
+    default=None,
+    help="Largest message accepted, in UTF-8 bytes (default: $BATON_MAX_MESSAGE_BYTES or 4 MiB).",
+)
+def serve(
+    host: str,
+    port: str,
+    state_dir: Path | None,
+    profiles_dir: Path | None,
+    max_message_bytes: str | None,
+) -> None:
     """Serve the CAO-compatible terminal API, running agent CLIs in tmux."""
     from baton.logs import SERVER_LOGGER, log_to_stderr
     from baton.server.app import ServerOptions, serve_forever
+    from baton.server.delivery import parse_message_limit
+    from baton.server.security import require_token_for_remote
 
     log_to_stderr(SERVER_LOGGER, prefix="baton serve")
 
     def action() -> int:
         options = ServerOptions.from_environment(
-            host=host, port=port, state_dir=state_dir, profiles_dir=profiles_dir
+            host=host[1:-1] if host.startswith("[") and host.endswith("]") else host,
+            port=_port(port),
+            state_dir=state_dir,
+            profiles_dir=profiles_dir,
+            max_message_bytes=(
+                parse_message_limit(max_message_bytes, name="--max-message-bytes")
+                if max_message_bytes is not None
+                else None
+            ),
         )
+        require_token_for_remote(options.host, options.token)
         serve_forever(options)
         return 0
 
-    sys.exit(_exit_code_for(action))
+    sys.exit(_exit_code_for(lambda: _interruptible(action)))
+
+
+def _interruptible(action: Callable[[], int]) -> int:
+    """Run `action`; Ctrl-C at any moment (starting, serving) ends in RunInterrupted.
+
+    The server stops gracefully on SIGINT and returns; the handler installed here is the
+    one it hands the signal back to, so the interruption is still seen afterwards.
+    """
+    seen: list[int] = []
+
+    def on_sigint(signum: int, _frame: object) -> None:
+        seen.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        code = action()
+    except KeyboardInterrupt:
+        seen.append(signal.SIGINT)
+        code = 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if seen:
+        raise RunInterrupted(signal.SIGINT)
+    return code
+
+
+def _port(raw: str) -> int:
+    """A TCP port number from `--port`; one line naming the flag otherwise."""
+    try:
+        port = int(raw)
+    except ValueError:
+        raise ConfigError(f"--port must be a number between 0 and 65535, got {raw!r}") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, got {port}")
+    return port
 
 
 @cli.command()

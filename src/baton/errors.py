@@ -17,6 +17,8 @@
         ├── TerminalExitedError     the agent CLI has exited; input refused (409)
         ├── InputNotAcceptedError   the CLI did not take the input (the screen never changed)
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
+        ├── EmptyMessageError       a message with nothing to submit (422)
+        ├── MessageTooLargeError    a message over the server's size limit (413)
         └── TmuxError               a tmux command failed
 
 `baton.cli` turns each of them into one line on stderr and an exit code.
@@ -32,9 +34,11 @@ __all__ = [
     "BadRequestError",
     "BatonError",
     "ConfigError",
+    "EmptyMessageError",
     "HandoffError",
     "HandoffTimeout",
     "InputNotAcceptedError",
+    "MessageTooLargeError",
     "MissingResponseError",
     "NotFoundError",
     "RunInterrupted",
@@ -150,6 +154,18 @@ class StepFailedError(ServerError):
 
     def detail(self) -> str | dict[str, str | None]:
         return {"message": str(self), "kind": self.kind, "terminal_id": self.terminal_id}
+
+
+class EmptyMessageError(ServerError):
+    """The message is empty or only whitespace: there is nothing to submit."""
+
+    status_code = 422
+
+
+class MessageTooLargeError(ServerError):
+    """The message is larger than the server's limit (`--max-message-bytes`)."""
+
+    status_code = 413
 
 
 class TmuxError(ServerError):

@@ -17,11 +17,13 @@ import httpx
 import pytest
 from tests.e2e.clis import require_cli
 from tests.e2e.model.anthropic_messages import (
+    API_KEY,
     ModelServer,
     anthropic_model_server,
     claude_environment,
 )
 from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.support.privacy import command_lines_containing, not_private
 from tests.support.server import ServerProcess, running_baton_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
@@ -186,3 +188,23 @@ def test_exit_keys_quit_the_cli(rig: ClaudeRig) -> None:
         time.sleep(0.1)
     assert status == "error"  # the CLI exited: its pane is dead
     assert _claude_pids(rig.project) == []
+
+
+def test_hostile_bytes_reach_the_model_as_text_and_claude_stays_up(rig: ClaudeRig) -> None:
+    from tests.e2e.model.anthropic_messages import latest_prompt
+
+    terminal = _create(rig, "system_analyst")
+    hostile = "Evidence follows.\n\x1b[201~\x15/exit\r\nafter the marker \x03\x04 end"
+    _send(rig, terminal, hostile)
+    seen = _statuses_until(rig, terminal, {"completed", "error"})
+    assert seen[-1] == "completed", seen
+    prompt, _, _ = latest_prompt(rig.model.turn_requests()[-1]["messages"])
+    assert prompt.strip() == "Evidence follows.\n␛[201~␕/exit\nafter the marker ␃␄ end"
+    # The same CLI is still there and takes the next prompt.
+    assert rig.server.tmux("list-panes", "-a", "-F", "#{pane_dead}").split() == ["0"]
+    _send(rig, terminal, "Second prompt.")
+    seen = _statuses_until(rig, terminal, {"completed", "error"})
+    assert seen[-1] == "completed", seen
+    # Nothing another user could read: the API key on no command line, runtime files private.
+    assert command_lines_containing(API_KEY) == {}
+    assert not_private(rig.server.state_dir) == {}

@@ -54,6 +54,7 @@ class ServerProcess:
     log_path: Path
     env: dict[str, str]
     profiles_dir: Path | None = None
+    host: str = "127.0.0.1"
     port: int = 0
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
@@ -108,7 +109,7 @@ class ServerProcess:
                 "baton",
                 "serve",
                 "--host",
-                "127.0.0.1",
+                self.host,
                 "--port",
                 str(self.port),
                 "--state-dir",
@@ -175,6 +176,7 @@ def running_baton_server(
     *,
     env: dict[str, str] | None = None,
     profiles_dir: Path | None = None,
+    host: str = "127.0.0.1",
 ) -> Iterator[ServerProcess]:
     """Run `baton serve` for the duration of the block; leave nothing behind."""
     marker = uuid.uuid4().hex
@@ -198,6 +200,7 @@ def running_baton_server(
         log_path=tmp_path / "baton-serve.log",
         env=server_env,
         profiles_dir=profiles_dir,
+        host=host,
     )
     try:
         server.start()

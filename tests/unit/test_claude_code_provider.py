@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,7 @@ def _context(tmp_path: Path, instructions: str = "Be the tester.") -> TerminalCo
         working_directory=tmp_path,
         profile=profile,
         runtime_dir=tmp_path / "runtime",
+        env={"HOME": str(tmp_path / "home")},
     )
 
 
@@ -282,3 +284,22 @@ def test_config_path_follows_claude_config_dir(tmp_path: Path) -> None:
     assert claude_config_path({"HOME": "/h"}) == Path("/h/.claude.json")
     env = {"HOME": "/h", "CLAUDE_CONFIG_DIR": str(tmp_path)}
     assert claude_config_path(env) == tmp_path / ".claude.json"
+
+
+# -- answers that quote every pattern (recorded by tests/e2e/record_quoting.py) ---------------
+
+
+def test_every_pattern_has_a_recorded_quoting_answer(tmp_path: Path) -> None:
+    from tests.e2e.record_quoting import CLAUDE_QUOTES
+
+    for name, text in CLAUDE_QUOTES.items():
+        screen = (FIXTURES / f"quote_{name}--completed.txt").read_text(encoding="utf-8")
+        first = text.splitlines()[0].lstrip("❯●⎿ ")
+        # Quoted twice: in the echoed prompt and in the answer.
+        assert screen.count(first) >= 2, name
+        ctx = _context(tmp_path / name)
+        ctx.runtime_dir.mkdir(parents=True)
+        hooks = FIXTURES / f"quote_{name}.hooks.jsonl"
+        shutil.copyfile(hooks, ctx.runtime_dir / HOOK_LOG_FILE)
+        assert ClaudeCodeProvider().detect_status(screen) is TerminalStatus.COMPLETED, name
+        assert ClaudeCodeProvider().status(screen, ctx) is TerminalStatus.COMPLETED, name

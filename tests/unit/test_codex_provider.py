@@ -113,7 +113,10 @@ def test_old_ui_prompt_without_answer_is_idle() -> None:
         (new_ui("› Go", "■ stream disconnected before completion: boom"), ERROR),
         (new_ui("› Go", "• Ok", "  Worked for 1s • 10:00", "› Again", "■ high demand"), ERROR),
         (new_ui("› Go", "■ Conversation interrupted - tell the model what to do"), IDLE),
-        (new_ui("› Go", "  Question 1/1", "  Pick one (esc to interrupt)"), WAITING),
+        # The question replaces the composer, as every Codex dialog does.
+        ("› Go\n\n  Question 1/1\n  Pick one\n› 1. A\n  2. B\n\n  enter to submit\n", WAITING),
+        # Quoted above a resting composer it is prose.
+        (new_ui("› Go", "• Question 1/1", "  › 1. Yes, proceed (y)", "  Worked for 1s"), COMPLETED),
         (">_ OpenAI Codex\n\n› Ask Codex to do anything\n\n  ? for shortcuts\n", PROCESSING),
         ("", PROCESSING),
     ],
@@ -190,9 +193,17 @@ def test_last_message_old_ui() -> None:
 # -- launch, startup keys, signals --------------------------------------------------------------
 
 
-def _ctx(tmp_path: Path, instructions: str = "You are the tester.") -> TerminalContext:
+def _ctx(
+    tmp_path: Path, instructions: str = "You are the tester.", env: dict[str, str] | None = None
+) -> TerminalContext:
     profile = AgentProfile(name="tester", description="", instructions=instructions)
-    return TerminalContext("abcd1234", tmp_path, profile, tmp_path / "runtime")
+    return TerminalContext("abcd1234", tmp_path, profile, tmp_path / "runtime", env=env or {})
+
+
+def _codex_home(path: Path, config: str) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.toml").write_text(config, encoding="utf-8")
+    return path
 
 
 def _override(argv: list[str], key: str) -> object:
@@ -206,13 +217,14 @@ def _override(argv: list[str], key: str) -> object:
 def test_launch_overrides_only_on_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    home = tmp_path / "codex-home"
-    home.mkdir()
     config = 'notify = ["my-notify", "--loud"]\ndeveloper_instructions = "Be brief."\n'
-    (home / "config.toml").write_text(config, encoding="utf-8")
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    monkeypatch.delenv("BATON_CODEX_APPROVAL", raising=False)
-    spec = CodexProvider().launch(_ctx(tmp_path, 'Say "hi"\n\\ and\ttab'))
+    home = _codex_home(tmp_path / "codex-home", config)
+    # The server's own environment is not the terminal's: it is never read.
+    server_home = _codex_home(tmp_path / "server-home", 'notify = ["server-notify"]\n')
+    monkeypatch.setenv("CODEX_HOME", str(server_home))
+    monkeypatch.setenv("BATON_CODEX_APPROVAL", "on-request")
+    ctx = _ctx(tmp_path, 'Say "hi"\n\\ and\ttab', env={"CODEX_HOME": str(home)})
+    spec = CodexProvider().launch(ctx)
     assert spec.argv[0] == "codex"
     assert "--no-alt-screen" in spec.argv
     assert spec.argv[spec.argv.index("--ask-for-approval") + 1] == "never"
@@ -270,7 +282,11 @@ def test_status_combines_osc_with_the_screen(tmp_path: Path) -> None:
     resting = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00")
     streaming = new_ui("› Go", "• Half of the ans")
     just_sent = new_ui("› Go", "• Done.", "  Worked for 1s • 10:00", "› Next")
-    dialog = new_ui("› Go", "  Would you like to run the following command?")
+    # A dialog takes the composer's place (as recorded in approval-04).
+    dialog = (
+        "› Go\n\n  Would you like to run the following command?\n\n  $ ls\n\n"
+        "› 1. Yes, proceed (y)\n  2. No\n\n  Press enter to confirm or esc to cancel\n"
+    )
     log.write_bytes(_osc("working"))
     assert provider.status(resting, ctx) is PROCESSING  # a glitch cannot end a turn
     assert provider.status(dialog, ctx) is WAITING
@@ -295,3 +311,41 @@ def test_last_message_prefers_notify(tmp_path: Path, monkeypatch: pytest.MonkeyP
     notify_main([str(ctx.runtime_dir), json.dumps(payload)])
     screen = new_ui("› Go", "• RESULT: PASS", "  all", "  Worked for 1s • 10:00")
     assert CodexProvider().last_message(screen, ctx) == "RESULT: PASS\nall good"
+
+
+# -- answers that quote every pattern (recorded by tests/e2e/record_quoting.py) ---------------
+
+
+def test_every_pattern_has_a_recorded_quoting_answer() -> None:
+    from tests.e2e.record_quoting import CODEX_QUOTES
+
+    for name, text in CODEX_QUOTES.items():
+        status, screen = _read_fixture(FIXTURES / f"quote_{name}-01.txt")
+        assert status == "completed"
+        first = text.splitlines()[0].removeprefix("› ").removeprefix("• ").removeprefix("◦ ")
+        # Quoted twice: in the echoed prompt and in the answer.
+        assert screen.count(first) >= 2, name
+        assert str(detect_status(screen)) == "completed", name
+
+
+def test_each_terminal_uses_its_own_codex_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A per-terminal CODEX_HOME (env_vars) decides config, notify chaining and rollouts."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "server-home"))
+    spec_of = {}
+    for name in ("a", "b"):
+        home = _codex_home(tmp_path / name / "home", f'notify = ["notify-{name}"]\n')
+        rollout = home / "sessions" / "2026" / "01" / "02" / f"rollout-x-thread-{name}1.jsonl"
+        rollout.parent.mkdir(parents=True)
+        complete = {"payload": {"type": "task_complete", "last_agent_message": f"from {name}"}}
+        rollout.write_text(json.dumps(complete) + "\n", encoding="utf-8")
+        env = {"CODEX_HOME": str(home), "BATON_CODEX_SANDBOX": f"sandbox-{name}"}
+        ctx = _ctx(tmp_path / name, env=env)
+        spec = CodexProvider().launch(ctx)
+        spec_of[name] = spec.argv
+        notify_main([str(ctx.runtime_dir), json.dumps({"thread-id": f"thread-{name}1"})])
+        assert CodexProvider().last_message("", ctx) == f"from {name}"
+    for name, argv in spec_of.items():
+        assert _override(argv, "notify")[4:] == [f"notify-{name}"]  # type: ignore[index]
+        assert argv[argv.index("--sandbox") + 1] == f"sandbox-{name}"

@@ -107,7 +107,7 @@ def test_startup_keys_answer_the_trust_dialog_only(provider: ScriptedProvider) -
 def test_launch_passes_the_profile_as_instructions(tmp_path: Path) -> None:
     provider = get_provider("scripted")
     profile = AgentProfile(name="tester", description="d", instructions="Run the test.\n")
-    ctx = TerminalContext("0123abcd", tmp_path, profile, tmp_path / "rt")
+    ctx = TerminalContext("0123abcd", tmp_path, profile, tmp_path / "rt", env={})
     spec = provider.launch(ctx)
     assert spec.argv[1:3] == ["-m", "baton.scripted_agent"]
     instructions = Path(spec.argv[spec.argv.index("--instructions") + 1])

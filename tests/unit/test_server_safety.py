@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from baton.errors import ConfigError
 from baton.server.app import ServerOptions, create_app
-from baton.server.security import is_loopback_host, split_host
+from baton.server.security import is_loopback_host, require_token_for_remote, split_host
 
 
 @pytest.mark.parametrize(
@@ -93,3 +94,24 @@ def test_unexpected_errors_are_one_json_line(tmp_path: Path) -> None:
     response = client.get("/boom")
     assert response.status_code == 500
     assert response.json() == {"detail": "internal error: RuntimeError: kaput"}
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "[::1]", "localhost", "127.0.0.2"])
+def test_loopback_binds_need_no_token(host: str) -> None:
+    require_token_for_remote(host, None)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "", "192.168.1.20", "build-box.example"])
+def test_binding_beyond_loopback_needs_a_token(host: str) -> None:
+    with pytest.raises(ConfigError, match="without a token: set BATON_TOKEN"):
+        require_token_for_remote(host, None)
+    require_token_for_remote(host, "t0k")
+
+
+def test_with_a_token_the_token_is_the_guard(tmp_path: Path) -> None:
+    client = _client(tmp_path, token="t0k")
+    remote = {"host": "build-box.example:9889", "origin": "https://ui.example"}
+    assert client.get("/health", headers=remote).status_code == 200
+    assert client.delete("/terminals/0123abcd", headers=remote).status_code == 401
+    authorised = {**remote, "authorization": "Bearer t0k"}
+    assert client.delete("/terminals/0123abcd", headers=authorised).status_code == 404

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -40,6 +41,10 @@ class TerminalContext:
     # A private directory for this terminal: hook and notify outputs, the raw pane log
     # (`pane.log`, everything the CLI wrote, escape sequences included), scratch files.
     runtime_dir: Path
+    # The environment the CLI runs with (the server's, plus the terminal's `env_vars`),
+    # without what the provider adds itself. Providers read settings such as CODEX_HOME
+    # or HOME from here, never from the server's own `os.environ`.
+    env: Mapping[str, str] = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,9 @@ class Provider(ABC):
     name: ClassVar[str]
     # tmux key names sent after the pasted message to submit it.
     submit_keys: ClassVar[tuple[str, ...]] = ("Enter",)
+    # Seconds between the paste and the submit keys: a CLI that folds or debounces
+    # pastes needs a moment to see the paste as finished before Enter arrives.
+    submit_delay: ClassVar[float] = 0.1
     # tmux key names (or literal text followed by "Enter") that ask the CLI to quit.
     exit_keys: ClassVar[tuple[str, ...]] = ("C-d",)
 

@@ -19,7 +19,7 @@ Status: two signals.
 - The hooks (`claude_hooks`): `UserPromptSubmit` opens a turn, `Stop` closes it,
   `StopFailure` closes it with an API error.
 
-Which wins when they disagree, and why:
+Which wins when they disagree, and why (the shared rule of `precedence.combine_signals`):
 
 1. A dialog or an error on screen wins over everything: only the screen shows that the
    CLI waits for a person, and a hook cannot un-show an error the user sees.
@@ -47,9 +47,11 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.providers.claude_hooks import (
     HOOK_EVENTS,
@@ -58,6 +60,7 @@ from baton.providers.claude_hooks import (
     last_assistant_text,
 )
 from baton.providers.claude_screen import Marker, last_answer, parse_screen, screen_status
+from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
 
 __all__ = ["ClaudeCodeProvider", "claude_config_path", "trust_workspace"]
@@ -71,11 +74,15 @@ _LOCK_SECONDS = 2.0
 # `Down` while "No" is highlighted, `Enter` once the "yes" option is. A key the CLI drops
 # (it ignores input until the dialog is ready) is simply sent again on the next look.
 _STARTUP_ANSWERS: tuple[str, ...] = ("Yes, I trust this folder", "Yes, I accept")
+_HOOK_TURNS = {
+    TurnState.OPEN: NativeTurn.OPEN,
+    TurnState.FINISHED: NativeTurn.FINISHED,
+    TurnState.FAILED: NativeTurn.FAILED,
+}
 
 
-def claude_config_path(environ: dict[str, str] | None = None) -> Path:
-    """Where Claude Code keeps its global state (`~/.claude.json`, or in CLAUDE_CONFIG_DIR)."""
-    env = os.environ if environ is None else environ
+def claude_config_path(env: Mapping[str, str]) -> Path:
+    """Where a CLI with `env` keeps its global state (`~/.claude.json`, or CLAUDE_CONFIG_DIR)."""
     config_dir = env.get("CLAUDE_CONFIG_DIR")
     if config_dir:
         return Path(config_dir) / ".claude.json"
@@ -182,16 +189,16 @@ class ClaudeCodeProvider(Provider):
     # -- launching -------------------------------------------------------------------------
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
-        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(ctx.runtime_dir)
         log_file = ctx.runtime_dir / HOOK_LOG_FILE
         settings = ctx.runtime_dir / SETTINGS_FILE
-        settings.write_text(json.dumps(hook_settings(log_file), indent=2), encoding="utf-8")
+        write_private(settings, json.dumps(hook_settings(log_file), indent=2))
         argv = ["claude", "--dangerously-skip-permissions", "--settings", str(settings)]
         if ctx.profile.instructions.strip():
             instructions = ctx.runtime_dir / INSTRUCTIONS_FILE
-            instructions.write_text(ctx.profile.instructions, encoding="utf-8")
+            write_private(instructions, ctx.profile.instructions)
             argv += ["--append-system-prompt-file", str(instructions)]
-        trust_workspace(claude_config_path(), ctx.working_directory)
+        trust_workspace(claude_config_path(ctx.env), ctx.working_directory)
         env: dict[str, str] = {}
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             # Claude refuses --dangerously-skip-permissions as root outside a sandbox.
@@ -215,19 +222,16 @@ class ClaudeCodeProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = screen_status(screen)
-        if seen in (TerminalStatus.WAITING_USER_ANSWER, TerminalStatus.ERROR):
-            return seen
-        turn = self._log(ctx).turn_state()
-        if turn is TurnState.OPEN:
-            parsed = parse_screen(screen)
-            if parsed.box is not None and parsed.marker() is Marker.INTERRUPTED:
-                return seen
-            return TerminalStatus.PROCESSING
-        if turn in (TurnState.FINISHED, TurnState.FAILED):
-            if seen is TerminalStatus.PROCESSING and not _closing(screen):
-                return seen
-            return TerminalStatus.ERROR if turn is TurnState.FAILED else TerminalStatus.COMPLETED
-        return seen
+        native = _HOOK_TURNS.get(self._log(ctx).turn_state(), NativeTurn.UNKNOWN)
+        parsed = parse_screen(screen)
+        return combine_signals(
+            seen,
+            native,
+            screen_shows_end=_closing(screen),
+            screen_shows_interrupt=parsed.box is not None and parsed.marker() is Marker.INTERRUPTED,
+            # Hooks are per prompt: a Stop always belongs to the latest one.
+            finish_is_current=True,
+        )
 
     def _log(self, ctx: TerminalContext) -> HookLog:
         path = ctx.runtime_dir / HOOK_LOG_FILE

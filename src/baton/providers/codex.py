@@ -15,11 +15,12 @@ server (`--no-daemon`), with command-line overrides only — the user's `CODEX_H
 - `-c notify=[…]`: `python -m baton.providers.codex_notify <runtime dir>`, followed by
   the user's own notify command when their config has one (it is run after ours).
 
-`BATON_CODEX_APPROVAL` and `BATON_CODEX_SANDBOX` (in the server's environment) replace
+`BATON_CODEX_APPROVAL` and `BATON_CODEX_SANDBOX` (in the terminal's environment) replace
 the two policies, e.g. to record an approval dialog.
 
 Status (`status`): the screen is read by `codex_screen.detect_status`; the native
-`OSC 7501` state in the pane log (`codex_signals`) is combined with it:
+`OSC 7501` state in the pane log (`codex_signals`) is combined with it by the shared
+rule of `precedence.combine_signals` (`working` is an open turn, `done` a finished one):
 
 1. a dialog or an error on screen wins: they are what the orchestrator must act on, and
    Codex reports neither through OSC 7501;
@@ -27,9 +28,13 @@ Status (`status`): the screen is read by `codex_screen.detect_status`; the nativ
    started cannot declare a working agent done;
 3. `done` beats a screen still showing the answer streaming without its `Worked for`
    line: the finished turn is seen at once. It does not beat a screen that shows the
-   working line or a prompt with no answer yet: `done` stays set until the next turn
-   starts, so after a new prompt it is stale for a moment;
+   working line or a prompt with no answer yet, nor a resting screen: `done` stays set
+   until the next turn starts, so after a new prompt it is stale for a moment;
 4. otherwise (no OSC seen, `idle`) the screen decides.
+
+The terminal's own environment (`TerminalContext.env`: the server's environment plus the
+terminal's `env_vars`) decides `CODEX_HOME` — the config read at launch, the notify
+command chained, the rollout logs read for the last answer — and the two policies.
 
 The notify payloads and rollout logs are Codex's own record of the final answer: the
 last message comes from them first (`last-assistant-message`, `last_agent_message`),
@@ -38,7 +43,6 @@ from the scrollback second.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import tomllib
@@ -46,6 +50,7 @@ from pathlib import Path
 
 import tomlkit
 
+from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.providers.codex_screen import (
     ANSWER_BULLET_PATTERN,
@@ -59,11 +64,12 @@ from baton.providers.codex_signals import (
     last_notify,
     rollout_last_message,
 )
+from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
 
 __all__ = ["CodexProvider", "toml_string"]
 
-_RESTING = (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
+_OSC_TURNS = {"working": NativeTurn.OPEN, "done": NativeTurn.FINISHED}
 _NATIVE_WAIT_SECONDS = 1.5
 
 
@@ -78,7 +84,7 @@ def _native_last_message(ctx: TerminalContext) -> str | None:
     if payload is None:
         return None
     thread = str(payload.get("thread-id") or "")
-    home = codex_home()
+    home = codex_home(ctx.env)
     if thread and (home / "sessions").is_dir():
         return rollout_last_message(home, thread)
     message = payload.get("last-assistant-message")
@@ -119,10 +125,10 @@ class CodexProvider(Provider):
     # -- launch ---------------------------------------------------------------------------
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
-        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
-        config = _user_config(codex_home())
-        approval = os.environ.get("BATON_CODEX_APPROVAL") or self.approval_policy
-        sandbox = os.environ.get("BATON_CODEX_SANDBOX") or self.sandbox_mode
+        private_dir(ctx.runtime_dir)
+        config = _user_config(codex_home(ctx.env))
+        approval = ctx.env.get("BATON_CODEX_APPROVAL") or self.approval_policy
+        sandbox = ctx.env.get("BATON_CODEX_SANDBOX") or self.sandbox_mode
         argv = [
             "codex",
             "--no-alt-screen",
@@ -176,14 +182,15 @@ class CodexProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = detect_status(screen)
-        if seen in (TerminalStatus.WAITING_USER_ANSWER, TerminalStatus.ERROR):
-            return seen
-        native = self._pane_states.state(ctx.runtime_dir / "pane.log")
-        if native == "working" and seen in _RESTING:
-            return TerminalStatus.PROCESSING
-        if native == "done" and seen is TerminalStatus.PROCESSING and _answer_shown(screen):
-            return TerminalStatus.COMPLETED
-        return seen
+        osc = self._pane_states.state(ctx.runtime_dir / "pane.log")
+        native = _OSC_TURNS.get(osc or "", NativeTurn.UNKNOWN)
+        return combine_signals(
+            seen,
+            native,
+            screen_shows_end=native is NativeTurn.FINISHED and _answer_shown(screen),
+            # `done` stays set until the next turn starts: it may be the previous turn's.
+            finish_is_current=False,
+        )
 
     # -- output -----------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from baton.private import private_dir
 from baton.providers.codex_signals import NOTIFY_FILE
 from baton.providers.records import append_json_line
 
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
     except ValueError:
         record = {"raw": payload}
     with contextlib.suppress(OSError):
-        runtime_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(runtime_dir)
         append_json_line(runtime_dir / NOTIFY_FILE, record)
     if chained:
         with contextlib.suppress(OSError, subprocess.SubprocessError):

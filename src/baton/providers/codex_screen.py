@@ -13,12 +13,15 @@ The screen is split at the composer (the last `›` line that is not a numbered 
 option) and at the latest user prompt above it (a `›` line with text on the same line);
 the lines between them are the current turn. Then, in order:
 
-1. a dialog in the current turn (approval, plan-mode question, folder trust, model
-   choice) -> waiting_user_answer;
+1. a dialog (approval, plan-mode question, folder trust, model choice) where the composer
+   should be -> waiting_user_answer. Codex draws a dialog in place of the composer, so a
+   screen that still ends with the composer and its footer shows no dialog, whatever
+   dialog text an answer or a prompt above it quotes;
 2. Codex-specific active-work UI (`ACTIVE_WORK_UI_PATTERN`: the `esc to interrupt`
    hint, a `• Exploring` bullet) after the last `Worked for` line -> processing. Loose
    words in the agent's prose ("running", "working", "I was exploring") never count;
-3. a red `■ …` line with no `Worked for` after it -> error; `■ Conversation interrupted`
+3. a red `■ …` line at column 0 (answer text is always indented under its bullet) with
+   no `Worked for` after it -> error; `■ Conversation interrupted`
    (a person pressed Esc) is not a failure of the CLI: the agent rests -> idle;
 4. `Worked for …` after the latest prompt -> completed;
 5. an answer after the latest prompt: with the old context footer (which 0.169 no longer
@@ -57,7 +60,7 @@ __all__ = [
 # Only Codex's own working UI: the interrupt hint of the status line and the Exploring
 # bullet, anchored to the bullet so "I was exploring the codebase" never matches.
 ACTIVE_WORK_UI_PATTERN = re.compile(
-    r"\besc to interrupt\b|^\s*[•◦]\s+Exploring\b|^\s*[•◦]\s+Reconnecting\.\.\.", re.MULTILINE
+    r"\besc to interrupt\b|^[•◦]\s+Exploring\b|^[•◦]\s+Reconnecting\.\.\.", re.MULTILINE
 )
 # A user line: `›`, horizontal whitespace only, then text on the same line. `›\n100%…`
 # (a bare prompt above the footer) is not user input.
@@ -71,11 +74,16 @@ CONTEXT_FOOTER_PATTERN = re.compile(r"\b\d{1,3}% context left\b")
 # the session is configured; a composer without it (or the old context footer) is
 # still starting up, and the folder-trust dialog may yet replace it.
 STATUS_ROW_PATTERN = re.compile(r"^\s+\S.*\S · [~/]")
-DONE_PATTERN = re.compile(r"^\W*Worked for\b")
+# `Worked for 4s • 02:15`, `Worked for <1s • 06:57`, old UI `─ Worked for 1m 3s ─`.
+DONE_PATTERN = re.compile(r"^\s*(?:─\s*)?Worked for <?\d+[hms]")
 # An answer or tool block: a bullet at the start of the line.
 ANSWER_BULLET_PATTERN = re.compile(r"^[•◦▌]\s+\S")
-ERROR_PATTERN = re.compile(r"^\s*■\s+\S")
-INTERRUPTED_PATTERN = re.compile(r"^\s*■\s+Conversation interrupted\b")
+# Codex draws its error line at column 0; answer text is always indented under its bullet.
+ERROR_PATTERN = re.compile(r"^■\s+\S")
+INTERRUPTED_PATTERN = re.compile(r"^■\s+Conversation interrupted\b")
+# The last line of a screen resting on the composer: the status row, the shortcuts hint or
+# the old context footer. A dialog replaces the composer, so none of them ends its screen.
+_COMPOSER_FOOTER = re.compile(r"\? for shortcuts\b|\b\d{1,3}% context left\b")
 DIALOG_PATTERN = re.compile(
     r"Would you like to (?:run the following command|make the following edits"
     r"|grant these permissions|send input to the existing terminal)\?"
@@ -130,6 +138,19 @@ def split_screen(screen: str) -> ScreenParts:
     return ScreenParts(lines, composer, prompt)
 
 
+def rests_on_composer(parts: ScreenParts) -> bool:
+    """The composer and its footer end the screen, so no dialog is open (dialogs replace it).
+
+    Dialog text above them is prose: an answer or a prompt that quotes a dialog.
+    """
+    if parts.composer is None:
+        return False
+    tail = [line for line in parts.below_composer if line.strip()]
+    return bool(tail) and bool(
+        STATUS_ROW_PATTERN.match(tail[-1]) or _COMPOSER_FOOTER.search(tail[-1])
+    )
+
+
 def _last_index(lines: list[str], pattern: re.Pattern[str]) -> int:
     return max((i for i, line in enumerate(lines) if pattern.search(line)), default=-1)
 
@@ -144,7 +165,8 @@ def detect_status(screen: str) -> TerminalStatus:
         return TerminalStatus.PROCESSING
     turn = parts.turn
     after_composer = parts.below_composer
-    if any(DIALOG_PATTERN.search(line) for line in turn + after_composer):
+    resting = rests_on_composer(parts)
+    if not resting and any(DIALOG_PATTERN.search(line) for line in turn + after_composer):
         return TerminalStatus.WAITING_USER_ANSWER
     old_ui = any(CONTEXT_FOOTER_PATTERN.search(line) for line in after_composer)
     if not old_ui and not any(STATUS_ROW_PATTERN.match(line) for line in after_composer):

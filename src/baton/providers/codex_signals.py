@@ -20,8 +20,8 @@ Three native records, as Codex 0.169 writes them:
 from __future__ import annotations
 
 import json
-import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,11 +82,13 @@ class PaneStateReader:
         return place.state
 
 
-def codex_home(environment: dict[str, str] | None = None) -> Path:
-    """The Codex home the CLI uses: `$CODEX_HOME`, else `~/.codex`."""
-    env = os.environ if environment is None else environment
-    value = env.get("CODEX_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".codex"
+def codex_home(environment: Mapping[str, str]) -> Path:
+    """The Codex home a CLI with `environment` uses: `$CODEX_HOME`, else `$HOME/.codex`."""
+    value = environment.get("CODEX_HOME")
+    if value:
+        return Path(value).expanduser()
+    home = environment.get("HOME")
+    return (Path(home) if home else Path.home()) / ".codex"
 
 
 def _is_title_thread(payload: dict[str, Any]) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.screen import last_lines, normalize_screen
 from baton.scripted_agent import ui
@@ -33,9 +34,9 @@ class ScriptedProvider(Provider):
     exit_keys = ("C-u", "/exit", "Enter")
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
-        ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(ctx.runtime_dir)
         instructions = ctx.runtime_dir / "instructions.md"
-        instructions.write_text(ctx.profile.instructions, encoding="utf-8")
+        write_private(instructions, ctx.profile.instructions)
         return LaunchSpec(
             argv=[
                 sys.executable,

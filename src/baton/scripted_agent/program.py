@@ -24,6 +24,7 @@ import time
 import tty
 from pathlib import Path
 
+from baton.private import private_dir, write_private
 from baton.scripted_agent import ui
 from baton.scripted_agent.keys import KeyParser
 from baton.scripted_agent.work import Outcome, RoleWorker
@@ -220,9 +221,8 @@ class ScriptedAgent:
         self.received += 1
         if self.transcript_dir is None:
             return
-        self.transcript_dir.mkdir(parents=True, exist_ok=True)
-        path = self.transcript_dir / f"{self.received:04d}.txt"
-        path.write_bytes(message.encode("utf-8"))
+        private_dir(self.transcript_dir)
+        write_private(self.transcript_dir / f"{self.received:04d}.txt", message.encode("utf-8"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,11 +25,19 @@ import uvicorn
 from fastapi import FastAPI
 
 from baton import __version__
+from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES
 from baton.errors import ConfigError, ServerError
+from baton.private import private_dir
+from baton.server.delivery import (
+    BodySizeLimitMiddleware,
+    MessageDelivery,
+    body_limit_for,
+    message_limit_from,
+)
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
-from baton.server.security import LocalOnlyMiddleware
+from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
 from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
@@ -59,6 +67,7 @@ class ServerOptions:
     profiles_dir: Path | None = None
     tmux_socket: Path | None = None
     token: str | None = None
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     timings: ServiceTimings = field(default_factory=ServiceTimings)
     # Delete every terminal and stop the private tmux server when the server stops
     # (for the in-process server of `baton demo`; `baton serve` keeps terminals alive).
@@ -72,9 +81,11 @@ class ServerOptions:
         port: int = DEFAULT_PORT,
         state_dir: Path | None = None,
         profiles_dir: Path | None = None,
+        max_message_bytes: int | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> ServerOptions:
-        """Flags win; then BATON_STATE_DIR, BATON_PROFILES_DIR, BATON_TMUX_SOCKET, BATON_TOKEN."""
+        """Flags win; then BATON_STATE_DIR, BATON_PROFILES_DIR, BATON_TMUX_SOCKET, BATON_TOKEN,
+        BATON_MAX_MESSAGE_BYTES."""
         env = os.environ if environ is None else environ
         if state_dir is None:
             state_dir = Path(env.get("BATON_STATE_DIR") or Path.home() / ".local/state/baton")
@@ -94,6 +105,7 @@ class ServerOptions:
             profiles_dir=profiles_dir.expanduser().absolute() if profiles_dir else None,
             tmux_socket=socket,
             token=env.get("BATON_TOKEN") or None,
+            max_message_bytes=max_message_bytes or message_limit_from(env),
             timings=timings,
         )
 
@@ -123,16 +135,18 @@ def build_service(options: ServerOptions) -> TerminalService:
     if shutil.which("tmux") is None:
         raise ConfigError("tmux is not installed (baton serve runs agent CLIs in tmux)")
     try:
-        options.state_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(options.state_dir)
         registry = Registry(options.state_dir / "baton.db")
     except (OSError, sqlite3.Error) as error:
         raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None
+    tmux = TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf")
     return TerminalService(
         registry=registry,
-        tmux=TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf"),
+        tmux=tmux,
         profiles=ProfileStore(options.profiles_dir),
         state_dir=options.state_dir,
         timings=options.timings,
+        delivery=MessageDelivery(tmux, max_message_bytes=options.max_message_bytes),
     )
 
 
@@ -141,12 +155,16 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
 
     Starts the inbox courier; `close_app` stops it.
     """
+    require_token_for_remote(options.host, options.token)
     service = service or build_service(options)
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
     services = Services.over(service)
     app.state.services = services
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)
+    app.add_middleware(
+        BodySizeLimitMiddleware, max_body_bytes=body_limit_for(options.max_message_bytes)
+    )
     install_error_handlers(app)
 
     @app.get("/health")

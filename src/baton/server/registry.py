@@ -19,6 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from baton.private import private_dir, private_file
+
 __all__ = [
     "InboxMessage",
     "MessageStatus",
@@ -149,7 +151,9 @@ class Registry:
     """A small thread-safe sqlite store of sessions, terminals and inbox messages."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        # sqlite gives its journal and WAL files the database file's mode.
+        private_file(path)
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)

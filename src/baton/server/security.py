@@ -1,9 +1,12 @@
-"""Who may talk to the server: loopback hosts, loopback origins, optional bearer token.
+"""Who may talk to the server: loopback hosts and origins, or the bearer token.
 
-A server that types into agent CLIs is a remote shell. Three checks keep it local:
-the Host header must name a loopback host (stops DNS rebinding), a state-changing
-request carrying an Origin must come from a loopback page (stops a web page from typing
-into an agent), and when a token is configured every request but `/health` must carry it.
+A server that types into agent CLIs is a remote shell. Without a token it stays local:
+it binds only to loopback (`require_token_for_remote`), the Host header must name a
+loopback host (stops DNS rebinding) and a state-changing request carrying an Origin must
+come from a loopback page (stops a web page from typing into an agent). With a token
+(`BATON_TOKEN`) it may listen anywhere, and every request but `/health` must carry
+`Authorization: Bearer <token>` — the token is then the guard, so Host and Origin are
+not checked (a browser page cannot learn the token nor send it cross-origin).
 """
 
 from __future__ import annotations
@@ -16,7 +19,15 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["LOOPBACK_HOSTS", "LocalOnlyMiddleware", "is_loopback_host", "split_host"]
+from baton.errors import ConfigError
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "LocalOnlyMiddleware",
+    "is_loopback_host",
+    "require_token_for_remote",
+    "split_host",
+]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -42,6 +53,16 @@ def is_loopback_host(host: str, extra: Iterable[str] = ()) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def require_token_for_remote(host: str, token: str | None) -> None:
+    """Refuse to bind beyond loopback (`0.0.0.0`, a LAN address) unless a token is set."""
+    if token or is_loopback_host(split_host(host) if host.startswith("[") else host.lower()):
+        return
+    raise ConfigError(
+        f"refusing to listen on {host!r} without a token: set BATON_TOKEN to serve beyond "
+        "loopback (clients send it as Authorization: Bearer <token>)"
+    )
 
 
 class LocalOnlyMiddleware:
@@ -73,6 +94,8 @@ class LocalOnlyMiddleware:
         await send({"type": "http.response.body", "body": body})
 
     def _check(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        if self.token:
+            return self._check_token(scope, headers)
         host = split_host(headers.get("host", ""))
         if not is_loopback_host(host, self.extra_hosts):
             return 403, f"host {headers.get('host', '')!r} is not allowed (loopback only)"
@@ -81,10 +104,14 @@ class LocalOnlyMiddleware:
             origin_host = urlsplit(origin).hostname or ""
             if not is_loopback_host(origin_host.lower(), self.extra_hosts):
                 return 403, f"origin {origin!r} is not allowed (loopback only)"
-        if self.token and scope["path"] not in _OPEN_PATHS:
-            scheme, _, given = headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not secrets.compare_digest(
-                given.strip().encode(), self.token.encode()
-            ):
-                return 401, "missing or wrong bearer token (set BATON_TOKEN)"
+        return None
+
+    def _check_token(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        if self.token is None or scope["path"] in _OPEN_PATHS:
+            return None
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(
+            given.strip().encode(), self.token.encode()
+        ):
+            return 401, "missing or wrong bearer token (set BATON_TOKEN)"
         return None

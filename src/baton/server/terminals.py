@@ -28,9 +28,11 @@ from baton.errors import (
     ServerError,
     TerminalExitedError,
 )
+from baton.private import private_dir, write_private
 from baton.providers import Provider, TerminalContext, get_provider
 from baton.providers.base import AgentProfile
 from baton.screen import normalize_screen
+from baton.server.delivery import MessageDelivery
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry, TerminalRecord, iso_utc
@@ -56,7 +58,6 @@ class ServiceTimings:
 
     startup_timeout: float = 30.0  # first-run dialogs until a resting status
     accept_timeout: float = 10.0  # the screen must change after input is submitted
-    submit_delay: float = 0.1  # between the paste and the submit keys
 
 
 class TerminalService:
@@ -71,6 +72,7 @@ class TerminalService:
         state_dir: Path,
         environment: Mapping[str, str] | None = None,
         timings: ServiceTimings | None = None,
+        delivery: MessageDelivery | None = None,
     ) -> None:
         self.registry = registry
         self.tmux = tmux
@@ -78,6 +80,7 @@ class TerminalService:
         self.state_dir = state_dir
         self.environment = dict(os.environ if environment is None else environment)
         self.timings = timings or ServiceTimings()
+        self.delivery = delivery or MessageDelivery(tmux)
         self._providers: dict[str, Provider] = {}
         self._contexts: dict[str, TerminalContext] = {}
         self._locks: dict[str, threading.Lock] = {}
@@ -108,6 +111,8 @@ class TerminalService:
         `caller_id` (the creating terminal), `group`, `metadata` and `allowed_tools` are
         recorded as given.
         """
+        if initial_message is not None:
+            self.delivery.prepare(initial_message)  # blank or oversized: refused before creating
         profile = self.profiles.load(agent_profile)
         provider_name = provider or profile.provider or DEFAULT_PROVIDER
         try:
@@ -123,12 +128,14 @@ class TerminalService:
             directory = self._working_directory(working_directory)
             terminal_id = self._new_terminal_id()
             runtime_dir = self.state_dir / "terminals" / terminal_id
-            runtime_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(runtime_dir.parent)
+            private_dir(runtime_dir)
             ctx = TerminalContext(
                 terminal_id=terminal_id,
                 working_directory=directory,
                 profile=profile,
                 runtime_dir=runtime_dir,
+                env={**self.environment, **(env_vars or {})},
             )
             spec = provider_impl.launch(ctx)
             env = {
@@ -189,7 +196,7 @@ class TerminalService:
         except ServerError as error:
             outcome = {"state": "failed", "kind": type(error).__name__, "message": str(error)}
         path = Path(record.runtime_dir) / _INITIAL_DELIVERY
-        path.write_text(json.dumps(outcome), encoding="utf-8")
+        write_private(path, json.dumps(outcome))
 
     def _working_directory(self, requested: str | None) -> Path:
         directory = Path(requested).expanduser() if requested else Path.cwd()
@@ -334,21 +341,18 @@ class TerminalService:
     def send_input(self, terminal_id: str, message: str) -> None:
         """Paste `message`, submit it, and confirm the CLI took it (its screen changed)."""
         record = self.record(terminal_id)
+        prepared = self.delivery.prepare(message)
         provider, _ = self._provider(record)
         with self._lock_for(terminal_id):
             self._require_alive(record)
-            if message:
-                self.tmux.paste(record.pane_id, message)
-                # A provider may ask for a longer pause before its submit keys
-                # (optional class attribute `submit_delay`, in seconds).
-                time.sleep(getattr(provider, "submit_delay", self.timings.submit_delay))
-                self._require_alive(record)
+            self.delivery.paste(record.pane_id, prepared, provider)
+            self._require_alive(record)
             # Compared with the screen after the paste, not before it: a command the CLI
             # swallows (an unknown slash command) leaves the screen as it was before.
             # The paste must have finished drawing, or its late redraw would look like
             # the CLI reacting to the submit keys.
             pasted = self._settled_screen(record)
-            self.tmux.send_keys(record.pane_id, provider.submit_keys)
+            self.delivery.submit(record.pane_id, provider)
             deadline = time.monotonic() + self.timings.accept_timeout
             while time.monotonic() < deadline:
                 if self._screen(record) != pasted:
@@ -434,6 +438,8 @@ class TerminalService:
                     working_directory=Path(record.working_directory),
                     profile=self._profile_or_stub(record.agent_profile),
                     runtime_dir=Path(record.runtime_dir),
+                    # The running CLI's own environment carries the terminal's env_vars.
+                    env=self.tmux.pane_environment(record.pane_id) or self.environment,
                 )
                 self._providers[record.id] = provider
                 self._contexts[record.id] = ctx

@@ -8,15 +8,19 @@ long and windows are wide enough that agent TUIs don't wrap.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from baton.errors import TmuxError
+from baton.private import private_dir, private_file, write_private
+from baton.server import pane_launcher
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -30,13 +34,10 @@ DEFAULT_COLUMNS = 200
 DEFAULT_ROWS = 50
 HISTORY_LIMIT = 200_000
 
-# The pane runs this tiny shell first: it waits until the server has attached the pane log
-# (the flag file appears), then replaces itself with the CLI, so the log misses nothing
-# and no shell is left behind once the CLI runs.
-_GATE_SCRIPT = (
-    'i=0; while [ ! -e "$0" ] && [ "$i" -lt 400 ]; do sleep 0.025; i=$((i+1)); done; '
-    'rm -f "$0"; exec "$@"'
-)
+# The pane runs this launcher first: it waits until the server has attached the pane log
+# (the gate file appears), takes the pane environment from a private file (never from a
+# command line, which `ps` shows to every user), then replaces itself with the CLI.
+_LAUNCHER = Path(pane_launcher.__file__)
 # Variables describing the calling terminal or tmux client; a pane must not inherit them.
 _ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
 
@@ -97,9 +98,10 @@ class TmuxServer:
 
     def _ensure_config(self) -> None:
         if not self.config_path.exists():
-            self.config_path.parent.mkdir(parents=True, exist_ok=True)
-            self.config_path.write_text(_CONFIG, encoding="utf-8")
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.config_path.parent)
+            write_private(self.config_path, _CONFIG)
+        if not self.socket_path.parent.is_dir():
+            private_dir(self.socket_path.parent)
 
     def is_running(self) -> bool:
         """True when a tmux server answers on the socket."""
@@ -135,15 +137,19 @@ class TmuxServer:
     ) -> WindowRef:
         """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
 
-        The command is executed directly (no shell stays around it), with `env` as its
-        environment, in `working_directory`.
+        The command is executed directly (no shell stays around it), with `env` added to
+        its environment, in `working_directory`. `env` goes through a 0600 file next to
+        the gate file, read and deleted by the pane's launcher.
         """
-        env_args: list[str] = []
-        for key, value in env.items():
-            if key in _ENV_SKIP or "=" in key or not key:
-                continue
-            env_args += ["-e", f"{key}={value}"]
-        gated = ["/bin/sh", "-c", _GATE_SCRIPT, str(gate_file), *argv]
+        env_file = gate_file.with_name(gate_file.name + ".env.json")
+        private_dir(env_file.parent)
+        pane_env = {
+            key: value
+            for key, value in env.items()
+            if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
+        }
+        write_private(env_file, json.dumps(pane_env))
+        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file), *argv]
         if new_session:
             head = [
                 "new-session",
@@ -159,25 +165,28 @@ class TmuxServer:
             ]
         else:
             head = ["new-window", "-d", "-t", f"={session}:", "-n", window_name]
-        output = self.run(
-            *head,
-            "-P",
-            "-F",
-            "#{window_id} #{pane_id}",
-            "-c",
-            str(working_directory),
-            *env_args,
-            "--",
-            *gated,
-        )
+        try:
+            output = self.run(
+                *head,
+                "-P",
+                "-F",
+                "#{window_id} #{pane_id}",
+                "-c",
+                str(working_directory),
+                "--",
+                *gated,
+            )
+        except BaseException:
+            env_file.unlink(missing_ok=True)
+            raise
         window_id, pane_id = output.split()
         try:
-            pane_log.parent.mkdir(parents=True, exist_ok=True)
-            pane_log.touch()
+            private_dir(pane_log.parent)
+            private_file(pane_log)
             self.run("pipe-pane", "-o", "-t", pane_id, f"cat >> {shlex.quote(str(pane_log))}")
         finally:
-            gate_file.parent.mkdir(parents=True, exist_ok=True)
-            gate_file.touch()
+            private_dir(gate_file.parent)
+            private_file(gate_file)
         return WindowRef(window_id=window_id, pane_id=pane_id)
 
     def pane_state(self, pane_id: str) -> PaneState:
@@ -208,6 +217,18 @@ class TmuxServer:
         ).strip()
         found, _, path = output.partition("|")
         return path or None if found == pane_id else None
+
+    def pane_environment(self, pane_id: str) -> dict[str, str] | None:
+        """The environment of the pane's running command (None once it has exited)."""
+        state = self.pane_state(pane_id)
+        if not state.exists or state.dead or state.pid is None:
+            return None
+        try:
+            raw = Path(f"/proc/{state.pid}/environ").read_bytes()
+        except OSError:
+            return None
+        pairs = (os.fsdecode(item).partition("=") for item in raw.split(b"\0") if item)
+        return {key: value for key, _, value in pairs if key}
 
     def kill_window(self, window_id: str) -> None:
         self.run("kill-window", "-t", window_id, check=False)

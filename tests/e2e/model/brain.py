@@ -31,6 +31,8 @@ __all__ = ["Brain", "Misbehaviour", "Step", "TurnRecord", "response_target"]
 # Printed by the tester's command so its final message can quote the verdict.
 _VERDICT_MARK = "BATON_VERDICT "
 _OTHER = "other"
+# A prompt starting with this gets the rest of itself back as the answer.
+QUOTE_BACK = "QUOTE BACK:"
 _REPORT_START = re.compile(r"^RESULT: (?:PASS|FAIL)$", re.MULTILINE)
 
 
@@ -185,6 +187,9 @@ def _project_of(target: ResponseTarget) -> Path:
 
 
 def _plain_reply(prompt: str) -> str:
+    if prompt.lstrip().startswith(QUOTE_BACK):
+        # The answer is the rest of the prompt, verbatim: answers that quote screen text.
+        return prompt.lstrip()[len(QUOTE_BACK) :].strip("\n")
     first = prompt.strip().splitlines()[0] if prompt.strip() else ""
     return f"READY. (No response file was named; I read: {first[:80]})"
 

@@ -78,3 +78,21 @@ def test_bearer_token_is_required_when_set(tmp_path: Path) -> None:
             assert client.get("/sessions").status_code == 200
             created = client.post("/sessions", params=_create_params(tmp_path))
             assert created.status_code == 201
+
+
+def test_with_a_token_all_interfaces_and_any_host_are_served(tmp_path: Path) -> None:
+    token = "remote-token-42"
+    env = {"BATON_TOKEN": token}
+    with running_baton_server(tmp_path, env=env, host="0.0.0.0") as server:
+        base = server.base_url
+        remote = {"Host": "build-box.example.com:9889"}
+        assert httpx.get(f"{base}/health", headers=remote).status_code == 200
+        assert httpx.get(f"{base}/sessions", headers=remote).status_code == 401
+        wrong = {**remote, "Authorization": "Bearer nope"}
+        assert httpx.get(f"{base}/sessions", headers=wrong).status_code == 401
+        good = {**remote, "Authorization": f"Bearer {token}"}
+        assert httpx.get(f"{base}/sessions", headers=good).status_code == 200
+        created = httpx.post(f"{base}/sessions", params=_create_params(tmp_path), headers=good)
+        assert created.status_code == 201, created.text
+        terminal = created.json()["id"]
+        assert httpx.get(f"{base}/terminals/{terminal}", headers=remote).status_code == 401

@@ -1,0 +1,53 @@
+"""Files and directories only their owner can read: transcripts, prompts, tokens.
+
+What Baton writes for itself (the registry, pane logs, prompt copies, hook records,
+runtime directories) holds whole conversations and sometimes secrets, so it is created
+0600 (files) and 0700 (directories) whatever the process umask is, and a directory that
+already exists is narrowed to 0700. The process umask is left alone: agent CLIs inherit
+it, and the files they write in the user's project must keep the user's usual modes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "private_dir", "private_file", "write_private"]
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and missing parents) and make `path` itself 0700."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    os.chmod(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create `path` empty if missing, and make it 0600 (existing content is kept)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        os.fchmod(descriptor, PRIVATE_FILE_MODE)
+    finally:
+        os.close(descriptor)
+    return path
+
+
+def write_private(path: Path, data: str | bytes) -> Path:
+    """Write `data` to `path` (0600) through a temporary file renamed into place."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            os.fchmod(handle.fileno(), PRIVATE_FILE_MODE)
+            handle.write(payload)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return path
