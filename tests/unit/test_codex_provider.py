@@ -62,14 +62,15 @@ def test_narrative_exploring_does_not_block_idle_detection() -> None:
 
 
 def test_exploring_is_active_only_as_codex_own_bullet_at_the_line_start() -> None:
-    """Seed 004's anchor: the `• Exploring` bullet opens its line; prose that names it or
-    starts a sentence with "Exploring" is an answer, not work in progress."""
+    """Seed 004's anchor: Codex draws the `• Exploring` bullet at column 0; prose that names
+    it, indents it or starts a sentence with "Exploring" is an answer, not work in progress."""
     quoted = "• The log showed `• Exploring` twice, then the run ended."
     capitalised = "  Exploring the code took a while; nothing is running now."
-    for line in (quoted, capitalised):
+    indented = "  • Exploring"  # an answer's continuation line quoting the bullet
+    for line in (quoted, capitalised, indented):
         assert not ACTIVE_WORK_UI_PATTERN.search(line), line
         assert detect_status(old_ui("› What happened?", "• Summary:", line)) is COMPLETED
-    assert ACTIVE_WORK_UI_PATTERN.search("  • Exploring")
+    assert ACTIVE_WORK_UI_PATTERN.search("• Exploring")
     assert ACTIVE_WORK_UI_PATTERN.search("◦ Exploring")
 
 
