@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install everything the tests need (tmux, the virtualenv, the pinned agent CLIs), then
-# run the linters and the whole test suite: unit, integration (real tmux and HTTP) and
-# end to end (real Codex and Claude Code against scripted model servers on loopback).
+# Install everything the tests need (tmux, the virtualenv, the pinned agent CLIs, headless
+# Chromium), then run the linters and the whole test suite: unit, integration (real tmux
+# and HTTP) and end to end (real Codex and Claude Code against scripted model servers on
+# loopback).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 bash scripts/install-agent-clis.sh
+bash scripts/install-test-tools.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 exec .venv/bin/python -m pytest "$@"

@@ -110,6 +110,27 @@ def status(state_file: Path | None) -> None:
     sys.exit(_exit_code_for(lambda: show_status(state_file, os.environ)))
 
 
+@cli.command()
+@click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+def report(state_file: Path | None) -> None:
+    """Write an HTML report of a run beside its archive and print a short summary.
+
+    The page is self-contained (no network needed): outcome, a timeline of the five
+    agents, every review cycle and test verdict, prompt and answer sizes, tokens and
+    cost, and the change (git diff --stat) since the run's starting commit.
+    """
+    from baton.cockpit.report import write_report
+    from baton.orchestrator.state_view import default_state_file
+
+    def action() -> int:
+        written = write_report(state_file or default_state_file(os.environ))
+        click.echo(written.summary)
+        click.echo(f"report: {written.path}")
+        return 0
+
+    sys.exit(_exit_code_for(action))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()

@@ -46,17 +46,33 @@ __all__ = [
     "Archive",
     "Handoff",
     "Response",
+    "StatusHook",
     "clear_stale_response",
     "ensure_response_dir",
     "resolve_role",
     "response_dir",
     "response_file_instruction",
     "response_path_for",
+    "waiting_hint",
 ]
 
 _AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
 # How much of a broken CLI's last output an error line quotes.
 _SHOWN_LIMIT = 300
+
+
+# Called with (role, terminal id, status, previous status or None) when a wait sees a change.
+StatusHook = Callable[[Role, str, str, str | None], None]
+
+
+def waiting_hint(role: Role, state_file: Path | None = None) -> str:
+    """The exact commands that answer or show a waiting agent (logged and in the event)."""
+    key = role.terminal_key
+    where = f" --state-file {shlex.quote(str(state_file))}" if state_file is not None else ""
+    return (
+        f"`baton answer {key} TEXT{where}` (a menu wants `--key KEY` instead of TEXT) "
+        f"or `baton attach {key}{where}`"
+    )
 
 
 class AgentApi(Protocol):
@@ -211,6 +227,8 @@ class Handoff:
         strict: bool = True,
         log: RunLog | None = None,
         heartbeat_seconds: float = 30.0,
+        on_status: StatusHook | None = None,
+        state_file: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -223,6 +241,8 @@ class Handoff:
         self.strict = strict
         self.log = log or RunLog()
         self.heartbeat_seconds = heartbeat_seconds
+        self.on_status = on_status
+        self.state_file = state_file
         self._clock = clock
         self._sleep = sleep
 
@@ -285,17 +305,26 @@ class Handoff:
         started = self._clock()
         agent_started = False
         idle_since: float | None = None
-        waiting_reported = False
+        waiting_since: float | None = None
+        previous: str | None = None
         next_heartbeat = started + self.heartbeat_seconds
         while True:
             status = self.api.get_status(terminal_id)
             now = self._clock()
+            if status != previous:
+                self._status_seen(role, terminal_id, status, previous)
+                previous = status
+            if waiting_since is not None and status != TerminalStatus.WAITING_USER_ANSWER:
+                self.log.info(
+                    f"{who} resumed after waiting {format_duration(now - waiting_since)} "
+                    f"for an answer; now {status}"
+                )
+                waiting_since = None
             if status == TerminalStatus.ERROR:
                 raise AgentErrorStatus(
                     f"{who} reported status error while working{self._shown(terminal_id)}"
                 )
             if status in _AT_REST:
-                waiting_reported = False
                 if path.is_file():
                     return self._take_file(path, role, who, now - started)
                 if not agent_started and now - started >= self.idle_grace_seconds:
@@ -313,15 +342,12 @@ class Handoff:
             else:
                 agent_started = True
                 idle_since = None
-                if status == TerminalStatus.WAITING_USER_ANSWER:
-                    if not waiting_reported:
-                        self.log.warning(
-                            f"{who} is waiting for a user answer (a permission or choice "
-                            "dialog); answer it in the terminal, baton keeps waiting"
-                        )
-                        waiting_reported = True
-                else:
-                    waiting_reported = False
+                if status == TerminalStatus.WAITING_USER_ANSWER and waiting_since is None:
+                    self.log.warning(
+                        f"{who} is waiting for a user answer (a permission or choice dialog); "
+                        f"answer it with {waiting_hint(role, self.state_file)}; baton keeps waiting"
+                    )
+                    waiting_since = now
                 if now - started >= self.response_timeout:
                     raise HandoffTimeout(
                         f"{who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
@@ -330,6 +356,15 @@ class Handoff:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
             self._sleep(self.poll_seconds)
+
+    def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
+        """Tell the hook (the run record) about a status change; it never stops the wait."""
+        if self.on_status is None:
+            return
+        try:
+            self.on_status(role, terminal_id, status, previous)
+        except Exception as error:  # a record that cannot be written must not end the run
+            self.log.warning(f"cannot record the status of terminal {terminal_id}: {error}")
 
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""
