@@ -112,6 +112,40 @@ def status(state_file: Path | None) -> None:
 
 @cli.command()
 @click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--once", is_flag=True, help="Print one frame and exit (for scripts and logs).")
+@click.option(
+    "--interval",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    help="Seconds between refreshes.",
+)
+@click.option(
+    "--lines",
+    default=15,
+    show_default=True,
+    type=click.IntRange(1, 500),
+    help="Screen lines shown.",
+)
+def watch(state_file: Path | None, once: bool, interval: float, lines: int) -> None:
+    """Watch a run's five agents live (keys: 1-5 or Tab pick an agent, q quits).
+
+    Works from any terminal while `baton run` runs elsewhere, and on a finished run
+    (then from the state file and events.jsonl alone).
+    """
+    from baton.cockpit.watch import run_watch
+    from baton.orchestrator.state_view import default_state_file
+
+    path = state_file or default_state_file(os.environ)
+    sys.exit(
+        _exit_code_for(
+            lambda: run_watch(path, os.environ, once=once, interval=interval, lines=lines)
+        )
+    )
+
+
+@cli.command()
+@click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
 def report(state_file: Path | None) -> None:
     """Write an HTML report of a run beside its archive and print a short summary.
 
