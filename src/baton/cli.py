@@ -165,6 +165,70 @@ def report(state_file: Path | None) -> None:
     sys.exit(_exit_code_for(action))
 
 
+_STATE_FILE_OPTION = click.option(
+    "--state-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The run's state file (default: STATE_FILE or WD/.tmp/codex-3agents-loop-state.json).",
+)
+
+
+@cli.command()
+@click.argument("role")
+@click.argument("text", required=False)
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    help="Press a key after TEXT (repeatable, in order): 1, y, Enter, Escape, Down, C-c …",
+)
+@click.option("--force", is_flag=True, help="Send even if the agent is not waiting for an answer.")
+@_STATE_FILE_OPTION
+def answer(
+    role: str, text: str | None, keys: tuple[str, ...], force: bool, state_file: Path | None
+) -> None:
+    """Answer an agent that waits for you: type TEXT (submitted) and/or press keys.
+
+    ROLE is analyst, peer_analyst, programmer, peer_programmer or tester. A question
+    dialog usually wants a key (`--key 1`, `--key Enter`), a free question wants TEXT.
+    """
+    from baton.cockpit.control import answer_agent, find_agent
+    from baton.orchestrator.state_view import default_state_file
+
+    def action() -> int:
+        agent = find_agent(state_file or default_state_file(os.environ), role)
+        click.echo(answer_agent(agent, text, keys, os.environ, force=force))
+        return 0
+
+    sys.exit(_exit_code_for(action))
+
+
+@cli.command()
+@click.argument("role")
+@click.option("--print", "print_only", is_flag=True, help="Print the tmux command instead.")
+@_STATE_FILE_OPTION
+def attach(role: str, print_only: bool, state_file: Path | None) -> None:
+    """Attach to an agent's tmux window on `baton serve` (Ctrl-b d detaches).
+
+    The status line lists the five agents' windows; Ctrl-b w picks another.
+    """
+    import shlex
+
+    from baton.cockpit.control import attach_command, exec_attach, find_agent
+    from baton.orchestrator.state_view import default_state_file
+
+    def action() -> int:
+        agent = find_agent(state_file or default_state_file(os.environ), role)
+        command = attach_command(agent, os.environ)
+        if print_only:
+            click.echo(shlex.join(command))
+            return 0
+        exec_attach(command, os.environ)
+        return 0
+
+    sys.exit(_exit_code_for(action))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()

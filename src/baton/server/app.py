@@ -33,6 +33,7 @@ from starlette.concurrency import run_in_threadpool
 
 from baton import __version__
 from baton.errors import BadRequestError, ConfigError, ServerError
+from baton.server.operator_routes import operator_router
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.security import LocalOnlyMiddleware
@@ -268,6 +269,7 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
         service.delete_terminal(terminal_id)
         return {"success": True}
 
+    app.include_router(operator_router(service))
     return app
 
 
