@@ -42,7 +42,7 @@ def parse_time(value: Any) -> datetime | None:
 
 def role_from_name(name: str) -> Role | None:
     """A role from its terminal key (`peer_analyst`), output key (`analyst_review`) or title."""
-    cleaned = name.strip().lower().replace("-", "_")
+    cleaned = "_".join(name.strip().lower().replace("-", " ").split())
     return (
         ROLE_BY_TERMINAL.get(cleaned)
         or ROLE_BY_OUTPUT.get(cleaned)
