@@ -7,6 +7,7 @@ The scripted agent asks `[y/n]` before the programmer's first turn
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from tests.integration.cockpit.conftest import PrivateTmux, baton_env
-from tests.support.browser import dump_dom
+from tests.support.browser import dump_dom, screenshot
 from tests.support.server import ServerProcess, running_baton_server
 
 from baton.demo.sample import write_sample_project
@@ -98,6 +99,14 @@ def test_waiting_agent_is_named_answered_with_a_key_and_resumes(
         assert status.returncode == 0, status.stderr
         assert re.search(rf"programmer\s+{programmer}\s+waiting_user_answer", status.stdout)
 
+        # `baton watch` shows the programmer waiting (and the run waiting for it) live.
+        watch = _baton({**env, "COLUMNS": "160"}, "watch", "--once", str(state_path))
+        assert watch.returncode == 0, watch.stderr
+        row = next(line for line in watch.stdout.splitlines() if "3 programmer" in line)
+        assert "programmer*" in row and "waiting_user_answer" in row and programmer in row
+        assert "RUNNING · round 1 · programmer phase · cycle 1 (author)" in watch.stdout
+        assert "waiting programmer r1 waiting for a user answer" in watch.stdout
+
         # `baton attach` opens the programmer's window; the status line lists all five.
         private_tmux.start(
             [
@@ -157,6 +166,9 @@ def test_waiting_agent_is_named_answered_with_a_key_and_resumes(
     assert report.returncode == 0, report.stderr
     page = Path(report.stdout.strip().splitlines()[-1].removeprefix("report: "))
     dom = dump_dom(page)
+    keep = os.environ.get("BATON_KEEP_SCREENSHOT")
+    if keep:
+        screenshot(page, Path(keep))
     assert len(re.findall(r'<rect class="bar"', dom)) == sum(
         1 for e in events if e["event"] == "prompt_sent"
     )
