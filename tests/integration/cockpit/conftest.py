@@ -43,6 +43,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FinishedR
     base = tmp_path_factory.mktemp("cockpit-run")
     with running_baton_server(base) as server:
         project = write_sample_project(base / "project")
+        _commit_everything(project.root)
         state_path = project.root / ".tmp" / "run-state.json"
         env = baton_env(
             server,
@@ -66,6 +67,13 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FinishedR
         )
         assert completed.returncode == 0, completed.stderr[-3000:]
         yield FinishedRun(server, project.root, state_path, completed.stderr, env)
+
+
+def _commit_everything(root: Path) -> None:
+    """Make the project a git repository with one commit: the run's starting point."""
+    git = ["git", "-C", str(root), "-c", "user.name=test", "-c", "user.email=test@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
 
 
 class PrivateTmux:
