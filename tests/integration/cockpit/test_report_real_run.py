@@ -66,3 +66,43 @@ def test_status_after_the_pass_is_truthful_and_live(finished_run: FinishedRun) -
     assert "FAIL" not in out
     assert "agents:     (live)" in out
     assert len(re.findall(r"^  \w+\s+[0-9a-f]{8}\s+(idle|completed)$", out, re.M)) == 5
+
+
+def test_answer_text_is_typed_and_submitted_when_forced(finished_run: FinishedRun) -> None:
+    tester = json.loads(finished_run.state_path.read_text())["terminals"]["tester"]
+
+    def answer(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "baton", "answer", "tester", *args],
+            env={**finished_run.env, "STATE_FILE": str(finished_run.state_path)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    refused = answer("please also list the slow tests")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"baton: error: tester (terminal {tester}) is ")
+    sent = answer("please also list the slow tests", "--force")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.startswith(f"sent 31 characters to tester (terminal {tester}); it was ")
+    with finished_run.server.client() as client:
+        screen = client.get(f"/terminals/{tester}/output", params={"mode": "full"}).json()
+    assert "please also list the slow tests" in screen["output"]
+    nothing = answer("--force")
+    assert nothing.returncode == 1
+    assert nothing.stderr.strip() == "baton: error: nothing to send: give TEXT and/or --key KEY"
+    unknown = subprocess.run(
+        [sys.executable, "-m", "baton", "answer", "boss", "hi"],
+        env={**finished_run.env, "STATE_FILE": str(finished_run.state_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip() == (
+        "baton: error: unknown role 'boss'; use one of analyst, peer_analyst, programmer, "
+        "peer_programmer, tester"
+    )
