@@ -12,6 +12,10 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 
+A dialog (`waiting_user_answer`) is said once, naming `baton answer` and `baton attach`,
+and so is the agent resuming after it; every status change goes to the `on_status` hook
+(the run record's `status` events).
+
 Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
 leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`.
 """
@@ -314,12 +318,7 @@ class Handoff:
             if status != previous:
                 self._status_seen(role, terminal_id, status, previous)
                 previous = status
-            if waiting_since is not None and status != TerminalStatus.WAITING_USER_ANSWER:
-                self.log.info(
-                    f"{who} resumed after waiting {format_duration(now - waiting_since)} "
-                    f"for an answer; now {status}"
-                )
-                waiting_since = None
+            waiting_since = self._track_waiting(role, who, status, waiting_since, now)
             if status == TerminalStatus.ERROR:
                 raise AgentErrorStatus(
                     f"{who} reported status error while working{self._shown(terminal_id)}"
@@ -342,12 +341,6 @@ class Handoff:
             else:
                 agent_started = True
                 idle_since = None
-                if status == TerminalStatus.WAITING_USER_ANSWER and waiting_since is None:
-                    self.log.warning(
-                        f"{who} is waiting for a user answer (a permission or choice dialog); "
-                        f"answer it with {waiting_hint(role, self.state_file)}; baton keeps waiting"
-                    )
-                    waiting_since = now
                 if now - started >= self.response_timeout:
                     raise HandoffTimeout(
                         f"{who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
@@ -356,6 +349,28 @@ class Handoff:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
             self._sleep(self.poll_seconds)
+
+    def _track_waiting(
+        self, role: Role, who: str, status: str, waiting_since: float | None, now: float
+    ) -> float | None:
+        """Say once when a dialog opens (naming the commands) and when work resumes.
+
+        Returns when the current wait for a user answer began, or None outside one.
+        """
+        waiting = status == TerminalStatus.WAITING_USER_ANSWER
+        if waiting and waiting_since is None:
+            self.log.warning(
+                f"{who} is waiting for a user answer (a permission or choice dialog); "
+                f"answer it with {waiting_hint(role, self.state_file)}; baton keeps waiting"
+            )
+            return now
+        if not waiting and waiting_since is not None:
+            self.log.info(
+                f"{who} resumed after waiting {format_duration(now - waiting_since)} "
+                f"for an answer; now {status}"
+            )
+            return None
+        return waiting_since
 
     def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
         """Tell the hook (the run record) about a status change; it never stops the wait."""
