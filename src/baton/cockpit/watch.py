@@ -202,20 +202,19 @@ class Watcher:
     def _screen_panel(self, record: RunRecord, row: AgentRow) -> Panel:
         title = f"{ROLES[self.selected].title} · terminal {row.terminal_id or '-'}"
         if self.screen is not None:
-            body = Text(printable(self.screen) or "(empty screen)")
-            return Panel(body, title=f"screen: {title}", title_align="left", height=None)
+            # Unwrapped, so the panel is exactly as tall as the tail and the frame fits.
+            body = Text(printable(self.screen) or "(empty screen)", no_wrap=True, overflow="crop")
+            return Panel(body, title=f"screen: {title}", title_align="left")
         answer = _last_answer_tail(record, row, self.tail_lines)
         return Panel(
-            Text(printable(answer), style="dim"),
+            Text(printable(answer), style="dim", no_wrap=True, overflow="crop"),
             title=f"last answer (no live screen): {title}",
             title_align="left",
         )
 
     def _events_panel(self, record: RunRecord) -> Panel:
         recent = record.events[-8:]
-        lines = Text()
-        for event in recent:
-            lines.append(printable(describe_event(event)) + "\n")
+        lines = Text("\n".join(printable(describe_event(event)) for event in recent))
         return Panel(lines or Text("no events yet"), title="last events", title_align="left")
 
     def _footer(self, record: RunRecord, row: AgentRow) -> Text:
@@ -348,6 +347,14 @@ def run_watch(
 def _loop(watcher: Watcher, console: Console, interval: float) -> None:
     from rich.live import Live
 
+    wanted = watcher.tail_lines
+
+    def fit() -> None:
+        # The rest of the frame takes about 27 rows; the screen tail gets what is left.
+        watcher.tail_lines = max(3, min(wanted, console.size.height - 27))
+
+    fit()
+    watcher.refresh()
     with (
         KeyReader(sys.stdin) as keys,
         Live(watcher.render(), console=console, screen=True, auto_refresh=False) as live,
@@ -358,9 +365,11 @@ def _loop(watcher: Watcher, console: Console, interval: float) -> None:
             if key is not None:
                 if not _keys_continue(watcher, key):
                     return
+                fit()
                 watcher.refresh()
                 live.update(watcher.render(), refresh=True)
                 continue
+            fit()
             watcher.refresh()
             live.update(watcher.render(), refresh=True)
             next_refresh = time.monotonic() + interval
