@@ -187,28 +187,35 @@ class Watcher:
             marker = "▶" if index == self.selected else " "
             working = "*" if awaited == row.role.output_key else ""
             turn = last_turns.get(row.role.output_key)
-            table.add_row(
+            cells = [
                 f"{marker}{index + 1} {row.role.title}{working}",
-                printable(row.provider),
-                printable(row.terminal_id or "-"),
-                Text(status or "-", style=style),
+                row.provider,
+                row.terminal_id or "-",
+                status or "-",
                 format_duration(max((reference - since).total_seconds(), 0.0)) if since else "-",
                 f"r{turn.round} {turn.phase} c{turn.cycle}" if turn else "-",
                 row.last_verdict,
                 _tokens_cell(row),
+            ]
+            # Text cells, never markup: values read from the run are shown as they are.
+            table.add_row(
+                *(
+                    Text(printable(cell), style=style if column == 3 else "")
+                    for column, cell in enumerate(cells)
+                )
             )
         return table
 
     def _screen_panel(self, record: RunRecord, row: AgentRow) -> Panel:
-        title = f"{ROLES[self.selected].title} · terminal {row.terminal_id or '-'}"
+        title = printable(f"{ROLES[self.selected].title} · terminal {row.terminal_id or '-'}")
         if self.screen is not None:
             # Unwrapped, so the panel is exactly as tall as the tail and the frame fits.
             body = Text(printable(self.screen) or "(empty screen)", no_wrap=True, overflow="crop")
-            return Panel(body, title=f"screen: {title}", title_align="left")
+            return Panel(body, title=Text(f"screen: {title}"), title_align="left")
         answer = _last_answer_tail(record, row, self.tail_lines)
         return Panel(
             Text(printable(answer), style="dim", no_wrap=True, overflow="crop"),
-            title=f"last answer (no live screen): {title}",
+            title=Text(f"last answer (no live screen): {title}"),
             title_align="left",
         )
 
