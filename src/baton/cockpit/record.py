@@ -285,24 +285,24 @@ def _fold_one(record: RunRecord, open_turns: dict[str, Turn], event: dict[str, A
         record.turns.append(turn)
         open_turns[role.output_key] = turn
     elif kind == "answer" and role is not None:
-        turn = open_turns.pop(role.output_key, None)
-        if turn is not None:
-            turn.answered_at = when
-            turn.answer_chars = _int(event.get("chars"))
-            turn.answer_file = _str(event.get("file"))
+        answered = open_turns.pop(role.output_key, None)
+        if answered is not None:
+            answered.answered_at = when
+            answered.answer_chars = _int(event.get("chars"))
+            answered.answer_file = _str(event.get("file"))
             from_file = event.get("from_file")
-            turn.from_file = from_file if isinstance(from_file, bool) else None
-            _close_wait(turn, when)
+            answered.from_file = from_file if isinstance(from_file, bool) else None
+            _close_wait(answered, when)
     elif kind == "status":
         _fold_status(record, open_turns, event, role, when)
     elif kind == "waiting" and role is not None and when is not None:
-        turn = open_turns.get(role.output_key)
-        if turn is not None and not (turn.waits and turn.waits[-1][1] is None):
-            turn.waits.append((when, None))
+        waiting = open_turns.get(role.output_key)
+        if waiting is not None and not (waiting.waits and waiting.waits[-1][1] is None):
+            waiting.waits.append((when, None))
     elif kind == "reminder" and role is not None and when is not None:
-        turn = open_turns.get(role.output_key)
-        if turn is not None:
-            turn.reminders.append(when)
+        reminded = open_turns.get(role.output_key)
+        if reminded is not None:
+            reminded.reminders.append(when)
     elif kind == "gate":
         record.gates.append(event)
     elif kind == "verdict":

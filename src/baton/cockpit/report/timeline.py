@@ -76,7 +76,7 @@ class Timeline:
 def layout_timeline(record: RunRecord, now: datetime | None = None) -> Timeline:
     """Place every turn of the run on a shared time axis from its first to its last event."""
     turns = record.turns
-    lanes = [(TOP + index * LANE_HEIGHT, role.title) for index, role in enumerate(ROLES)]
+    lanes = [(float(TOP + index * LANE_HEIGHT), role.title) for index, role in enumerate(ROLES)]
     height = TOP + len(ROLES) * LANE_HEIGHT + 10
     if not turns:
         return Timeline(
