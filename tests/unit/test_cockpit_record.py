@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from baton.cockpit.record import fold_events, role_from_name
+from baton.cockpit.record import describe_event, fold_events, role_from_name
 from baton.cockpit.report.timeline import layout_timeline
-from baton.cockpit.watch import Watcher, describe_event, printable
+from baton.cockpit.watch import Watcher, printable
 from baton.errors import BadRequestError
 from baton.orchestrator.state import RunState
 from baton.server.operator_routes import validate_key

@@ -23,6 +23,7 @@ __all__ = [
     "RunRecord",
     "TokenUsage",
     "Turn",
+    "describe_event",
     "load_run",
     "parse_time",
     "role_from_name",
@@ -224,6 +225,38 @@ class RunRecord:
         seen = {turn.round for turn in self.turns} | {key[1] for key in self.tokens}
         seen.add(self.state.current_round)
         return sorted(seen)
+
+
+def describe_event(event: Mapping[str, Any]) -> str:
+    """One line for an event: time, kind, who, and what matters about it."""
+    moment = parse_time(event.get("ts"))
+    stamp = moment.astimezone().strftime("%H:%M:%S") if moment else "--:--:--"
+    kind = str(event.get("event"))
+    role = str(event.get("role") or "").replace("_", " ")
+    where = f"r{event.get('round')}" if "round" in event else ""
+    detail = ""
+    if kind == "prompt_sent":
+        detail = f"{event.get('chars')} chars"
+    elif kind == "answer":
+        detail = f"{event.get('chars')} chars" + ("" if event.get("from_file") else " (screen)")
+    elif kind == "status":
+        detail = f"{event.get('previous') or 'start'} → {event.get('status')}"
+    elif kind == "gate":
+        detail = str(event.get("reason") or "")
+    elif kind == "verdict":
+        detail = f"RESULT: {event.get('verdict')}"
+    elif kind == "tokens":
+        detail = f"{event.get('input_tokens')} in / {event.get('output_tokens')} out"
+    elif kind in ("run_end",):
+        detail = str(event.get("final_status"))
+    elif kind == "error":
+        detail = str(event.get("message") or "")
+    elif kind == "waiting":
+        detail = "waiting for a user answer"
+    else:  # reminders, restarts, budgets and kinds added later: what they say about it
+        detail = str(event.get("message") or event.get("reason") or "")
+    parts = [stamp, kind, role, where, detail]
+    return " ".join(part for part in parts if part)[:200]
 
 
 def events_path_for(state: RunState) -> Path | None:

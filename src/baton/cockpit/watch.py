@@ -28,12 +28,12 @@ from rich.table import Table
 from rich.text import Text
 
 from baton.cockpit.live import ServerProbe
-from baton.cockpit.record import AgentRow, RunRecord, Turn, load_run, parse_time
+from baton.cockpit.record import AgentRow, RunRecord, Turn, describe_event, load_run
 from baton.errors import StateFileError
 from baton.orchestrator.runlog import format_duration
 from baton.roles import ROLES
 
-__all__ = ["Watcher", "describe_event", "printable", "run_watch"]
+__all__ = ["Watcher", "printable", "run_watch"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STATUS_STYLES = {
@@ -263,36 +263,6 @@ def _last_answer_tail(record: RunRecord, row: AgentRow, lines: int) -> str:
     except OSError:
         return f"(cannot read {path})"
     return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def describe_event(event: Mapping[str, Any]) -> str:
-    """One line for an event: time, kind, who, and what matters about it."""
-    moment = parse_time(event.get("ts"))
-    stamp = moment.astimezone().strftime("%H:%M:%S") if moment else "--:--:--"
-    kind = str(event.get("event"))
-    role = str(event.get("role") or "").replace("_", " ")
-    where = f"r{event.get('round')}" if "round" in event else ""
-    detail = ""
-    if kind == "prompt_sent":
-        detail = f"{event.get('chars')} chars"
-    elif kind == "answer":
-        detail = f"{event.get('chars')} chars" + ("" if event.get("from_file") else " (screen)")
-    elif kind == "status":
-        detail = f"{event.get('previous') or 'start'} → {event.get('status')}"
-    elif kind == "gate":
-        detail = str(event.get("reason") or "")
-    elif kind == "verdict":
-        detail = f"RESULT: {event.get('verdict')}"
-    elif kind == "tokens":
-        detail = f"{event.get('input_tokens')} in / {event.get('output_tokens')} out"
-    elif kind in ("run_end",):
-        detail = str(event.get("final_status"))
-    elif kind == "error":
-        detail = str(event.get("message") or "")
-    elif kind == "waiting":
-        detail = "waiting for a user answer"
-    parts = [stamp, kind, role, where, detail]
-    return " ".join(part for part in parts if part)[:200]
 
 
 class KeyReader:

@@ -66,6 +66,11 @@ def test_report_page_renders_timeline_verdicts_tokens_and_change_escaped(tmp_pat
     assert ">1200</td>" in dom and ">340</td>" in dom
     assert "$0.0412" in dom and "gpt-5" in dom and "2,500" in dom
     assert "app.py" in dom and "new_module.py" in dom
+    # The wait and the reminder are listed where help was needed.
+    interventions = re.findall(r'<p class="intervention"><code>([^<]*)</code>', dom)
+    assert len(interventions) == 2
+    assert "waiting analyst r1 waiting for a user answer" in interventions[0]
+    assert "reminder analyst r1" in interventions[1]
 
 
 def test_report_screenshot_shows_the_page(tmp_path: Path) -> None:

@@ -14,7 +14,14 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from baton.cockpit.record import RunRecord, TokenUsage, Turn, load_run, parse_time
+from baton.cockpit.record import (
+    RunRecord,
+    TokenUsage,
+    Turn,
+    describe_event,
+    load_run,
+    parse_time,
+)
 from baton.cockpit.report.timeline import layout_timeline
 from baton.errors import ReportError
 from baton.gitinfo import diff_stat
@@ -24,6 +31,8 @@ from baton.roles import ROLES
 __all__ = ["REPORT_FILE_NAME", "Report", "build_report", "render_html", "write_report"]
 
 REPORT_FILE_NAME = "report.html"
+# Events where the run needed (or got) help: listed on their own in the page.
+_INTERVENTIONS = ("waiting", "reminder", "agent_restart", "budget", "error")
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,9 @@ def _context(record: RunRecord, change: str) -> dict[str, Any]:
         "has_tokens": bool(record.tokens),
         "change": change,
         "errors": [e for e in record.events if e.get("event") == "error"],
+        "interventions": [
+            describe_event(e) for e in record.events if e.get("event") in _INTERVENTIONS
+        ],
         "roles": ROLES,
     }
 
