@@ -119,3 +119,27 @@ def test_keys_a_dialog_wants_are_accepted(key: str) -> None:
 def test_anything_else_is_refused(key: str) -> None:
     with pytest.raises(BadRequestError, match="is not a single character"):
         validate_key(key)
+
+
+def test_attach_to_a_remote_server_is_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from baton.cli import cli
+    from baton.orchestrator.state import save_state
+
+    state_path = tmp_path / "state.json"
+    save_state(
+        RunState(api="http://build-box.internal:9889", terminals={"tester": "e5e5e5e5"}), state_path
+    )
+    result = CliRunner().invoke(cli, ["attach", "tester", "--state-file", str(state_path)])
+    assert result.exit_code == 1
+    assert result.output.strip() == (
+        "baton: error: the server http://build-box.internal:9889 is on another machine; "
+        "attach on that machine, or follow the agents here with `baton watch`"
+    )
+    result = CliRunner().invoke(cli, ["attach", "analyst", "--state-file", str(state_path)])
+    assert result.exit_code == 1
+    assert (
+        result.output.strip()
+        == f"baton: error: the run in {state_path} has no terminal for analyst"
+    )
