@@ -309,6 +309,11 @@ def run_watch(
     record = load_run(state_path)
     probe = ServerProbe.for_environment(record.state.api, environ) if record.state.api else None
     watcher = Watcher(state_path=Path(state_path), probe=probe, tail_lines=lines)
+    awaited = (record.state.awaiting or {}).get("role")
+    # Open on the agent the run waits for: that is the screen worth seeing first.
+    watcher.selected = next(
+        (index for index, role in enumerate(ROLES) if role.output_key == awaited), 0
+    )
     try:
         watcher.refresh()
         if once:

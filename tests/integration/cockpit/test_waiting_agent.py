@@ -106,6 +106,9 @@ def test_waiting_agent_is_named_answered_with_a_key_and_resumes(
         assert "programmer*" in row and "waiting_user_answer" in row and programmer in row
         assert "RUNNING · round 1 · programmer phase · cycle 1 (author)" in watch.stdout
         assert "waiting programmer r1 waiting for a user answer" in watch.stdout
+        # It opens on the agent the run waits for, showing its dialog.
+        assert f"screen: programmer · terminal {programmer}" in watch.stdout
+        assert "Allow the scripted agent to start this work? [y/n]" in watch.stdout
 
         # `baton attach` opens the programmer's window; the status line lists all five.
         private_tmux.start(
