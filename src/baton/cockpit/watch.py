@@ -316,7 +316,7 @@ def run_watch(
     )
     try:
         watcher.refresh()
-        if once:
+        if once or not console.is_terminal:  # a pipe or a file gets one frame
             console.print(watcher.render())
             return 0
         _loop(watcher, console, interval)

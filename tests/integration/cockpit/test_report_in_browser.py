@@ -40,6 +40,7 @@ def test_report_page_renders_timeline_verdicts_tokens_and_change_escaped(tmp_pat
     assert "tokens: 12,000 in (4,000 cached), 3,300 out, $0.0412" in completed.stdout
     assert "2 files changed" in completed.stdout or "1 file changed" in completed.stdout
 
+    assert page.stat().st_mode & 0o777 == 0o600
     dom = dump_dom(page)
     # Nothing the agents wrote became markup, and nothing ran.
     assert "<script" not in dom

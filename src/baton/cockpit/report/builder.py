@@ -7,6 +7,7 @@ through Jinja2's autoescaping, never as markup.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -58,7 +59,10 @@ def build_report(record: RunRecord) -> Report:
     temporary = target.with_name(f".{target.name}.partial")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(html, encoding="utf-8")
+        # Private like the run record it is made from (agents' words, paths, prompts' sizes).
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(html)
         temporary.replace(target)
     except OSError as error:
         raise ReportError(f"cannot write the report {target}: {error.strerror}") from None
