@@ -37,6 +37,10 @@ def test_report_page_renders_timeline_verdicts_tokens_and_change_escaped(tmp_pat
     assert completed.stdout.startswith("PASS in round 1, 3m21s, 7 turns")
     assert "round 1: PASS — RESULT: PASS" in completed.stdout
     assert "reviews: 3 cycles, 2 approved" in completed.stdout
+    assert (
+        "sizes: 8,400 prompt characters sent, 2,380 answer characters received; "
+        "1 wait(s) for a user answer"
+    ) in completed.stdout
     assert "tokens: 12,000 in (4,000 cached), 3,300 out, $0.0412" in completed.stdout
     assert "2 files changed" in completed.stdout or "1 file changed" in completed.stdout
 

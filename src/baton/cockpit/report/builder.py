@@ -223,6 +223,13 @@ def text_summary(record: RunRecord, change: str) -> str:
         lines.append(f"  round {verdict.get('round', '?')}: {verdict.get('verdict', '?')}{first}")
     approved = sum(1 for gate in record.gates if gate.get("approved") is True)
     lines.append(f"  reviews: {len(record.gates)} cycles, {approved} approved")
+    sent = sum(turn.prompt_chars or 0 for turn in record.turns)
+    received = sum(turn.answer_chars or 0 for turn in record.turns)
+    waits = sum(len(turn.waits) for turn in record.turns)
+    lines.append(
+        f"  sizes: {sent:,} prompt characters sent, {received:,} answer characters received"
+        + (f"; {waits} wait(s) for a user answer" if waits else "")
+    )
     if record.tokens:
         total = record.total_tokens()
         cost = f", ${total.cost_usd:.4f}" if total.cost_usd is not None else ""
