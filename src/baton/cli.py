@@ -172,6 +172,125 @@ def status(state_file: Path | None) -> None:
     sys.exit(_exit_code_for(lambda: show_status(state_file, os.environ)))
 
 
+@cli.command()
+@click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--once", is_flag=True, help="Print one frame and exit (for scripts and logs).")
+@click.option(
+    "--interval",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    help="Seconds between refreshes.",
+)
+@click.option(
+    "--lines",
+    default=15,
+    show_default=True,
+    type=click.IntRange(1, 500),
+    help="Screen lines shown.",
+)
+def watch(state_file: Path | None, once: bool, interval: float, lines: int) -> None:
+    """Watch a run's five agents live (keys: 1-5 or Tab pick an agent, q quits).
+
+    Works from any terminal while `baton run` runs elsewhere, and on a finished run
+    (then from the state file and events.jsonl alone).
+    """
+    from baton.cockpit.watch import run_watch
+    from baton.orchestrator.state_view import default_state_file
+
+    path = state_file or default_state_file(os.environ)
+    sys.exit(
+        _exit_code_for(
+            lambda: run_watch(path, os.environ, once=once, interval=interval, lines=lines)
+        )
+    )
+
+
+@cli.command()
+@click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+def report(state_file: Path | None) -> None:
+    """Write an HTML report of a run beside its archive and print a short summary.
+
+    The page is self-contained (no network needed): outcome, a timeline of the five
+    agents, every review cycle and test verdict, prompt and answer sizes, tokens and
+    cost, and the change (git diff --stat) since the run's starting commit.
+    """
+    from baton.cockpit.report import write_report
+    from baton.orchestrator.state_view import default_state_file
+
+    def action() -> int:
+        written = write_report(state_file or default_state_file(os.environ))
+        click.echo(written.summary)
+        click.echo(f"report: {written.path}")
+        return 0
+
+    sys.exit(_exit_code_for(action))
+
+
+_STATE_FILE_OPTION = click.option(
+    "--state-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The run's state file (default: STATE_FILE or WD/.tmp/codex-3agents-loop-state.json).",
+)
+
+
+@cli.command()
+@click.argument("role")
+@click.argument("text", required=False)
+@click.option(
+    "--key",
+    "keys",
+    multiple=True,
+    help="Press a key after TEXT (repeatable, in order): 1, y, Enter, Escape, Down, C-c …",
+)
+@click.option("--force", is_flag=True, help="Send even if the agent is not waiting for an answer.")
+@_STATE_FILE_OPTION
+def answer(
+    role: str, text: str | None, keys: tuple[str, ...], force: bool, state_file: Path | None
+) -> None:
+    """Answer an agent that waits for you: type TEXT (submitted) and/or press keys.
+
+    ROLE is analyst, peer_analyst, programmer, peer_programmer or tester. A question
+    dialog usually wants a key (`--key 1`, `--key Enter`), a free question wants TEXT.
+    """
+    from baton.cockpit.control import answer_agent, find_agent
+    from baton.orchestrator.state_view import default_state_file
+
+    def action() -> int:
+        agent = find_agent(state_file or default_state_file(os.environ), role)
+        click.echo(answer_agent(agent, text, keys, os.environ, force=force))
+        return 0
+
+    sys.exit(_exit_code_for(action))
+
+
+@cli.command()
+@click.argument("role")
+@click.option("--print", "print_only", is_flag=True, help="Print the tmux command instead.")
+@_STATE_FILE_OPTION
+def attach(role: str, print_only: bool, state_file: Path | None) -> None:
+    """Attach to an agent's tmux window on `baton serve` (Ctrl-b d detaches).
+
+    The status line lists the five agents' windows; Ctrl-b w picks another.
+    """
+    import shlex
+
+    from baton.cockpit.control import attach_command, exec_attach, find_agent
+    from baton.orchestrator.state_view import default_state_file
+
+    def action() -> int:
+        agent = find_agent(state_file or default_state_file(os.environ), role)
+        command = attach_command(agent, os.environ)
+        if print_only:
+            click.echo(shlex.join(command))
+            return 0
+        exec_attach(command, os.environ)
+        return 0
+
+    sys.exit(_exit_code_for(action))
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()

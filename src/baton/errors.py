@@ -11,6 +11,9 @@
     │   ├── AgentErrorStatus        the terminal reported status `error`
     │   ├── MissingResponseError    the agent finished without writing its response file
     │   └── HandoffTimeout (TimeoutError)  still working when RESPONSE_TIMEOUT ran out
+    ├── CockpitError                `baton watch/report/answer/attach` cannot do what was asked
+    │   ├── ReportError             the report page cannot be written
+    │   └── AttachError             no tmux window to attach to (remote or foreign server)
     └── ServerError                 raised inside `baton serve`, mapped to HTTP codes
         ├── NotFoundError           unknown terminal or session (404)
         ├── BadRequestError         unknown profile or provider, bad parameter (400)
@@ -31,8 +34,10 @@ __all__ = [
     "ApiError",
     "ApiHttpError",
     "ApiUnreachableError",
+    "AttachError",
     "BadRequestError",
     "BatonError",
+    "CockpitError",
     "ConfigError",
     "EmptyMessageError",
     "HandoffError",
@@ -41,6 +46,7 @@ __all__ = [
     "MessageTooLargeError",
     "MissingResponseError",
     "NotFoundError",
+    "ReportError",
     "RunInterrupted",
     "ServerError",
     "StateFileError",
@@ -103,6 +109,18 @@ class MissingResponseError(HandoffError):
 
 class HandoffTimeout(HandoffError, TimeoutError):
     """The agent was still working when RESPONSE_TIMEOUT ran out."""
+
+
+class CockpitError(BatonError):
+    """An operator command (watch, report, answer, attach) cannot do what was asked."""
+
+
+class ReportError(CockpitError):
+    """The report page cannot be written."""
+
+
+class AttachError(CockpitError):
+    """There is no local tmux window to attach to (a remote or non-Baton server)."""
 
 
 class ServerError(BatonError):

@@ -357,3 +357,46 @@ def test_long_waits_log_progress_every_so_often(tmp_path: Path) -> None:
     progress = [line for line in log.getvalue().splitlines() if "still working" in line]
     assert len(progress) == 3  # at 30s, 60s and 90s of a 100s wait
     assert "programmer (terminal t1) still working: 30s, processing" in progress[0]
+
+
+def test_status_changes_reach_the_hook_and_resuming_after_a_wait_is_logged(
+    tmp_path: Path,
+) -> None:
+    path = response_path_for("programmer", tmp_path)
+    statuses = ["processing", "waiting_user_answer", "waiting_user_answer", "processing"]
+    api = ScriptedApi([*statuses, "completed"], {4: _writer(path, "done")})
+    handoff, _, log = _handoff(tmp_path, api)
+    seen: list[tuple[str, str, str, str | None]] = []
+    handoff.on_status = lambda role, tid, status, previous: seen.append(
+        (role.output_key, tid, status, previous)
+    )
+    handoff.state_file = Path("/runs/state.json")
+    assert handoff.wait_for_response_file("t1", "programmer") == "done"
+    assert seen == [
+        ("programmer", "t1", "processing", None),
+        ("programmer", "t1", "waiting_user_answer", "processing"),
+        ("programmer", "t1", "processing", "waiting_user_answer"),
+        ("programmer", "t1", "completed", "processing"),
+    ]
+    text = log.getvalue()
+    assert (
+        "answer it with `baton answer programmer TEXT --state-file /runs/state.json` "
+        "(a menu wants `--key KEY` instead of TEXT) or "
+        "`baton attach programmer --state-file /runs/state.json`"
+    ) in text
+    assert "programmer (terminal t1) resumed after waiting 4s for an answer; now processing" in (
+        text
+    )
+
+
+def test_a_failing_status_hook_does_not_stop_the_wait(tmp_path: Path) -> None:
+    path = response_path_for("tester", tmp_path)
+    api = ScriptedApi(["processing", "completed"], {1: _writer(path, "RESULT: PASS")})
+    handoff, _, log = _handoff(tmp_path, api)
+
+    def broken(*_: object) -> None:
+        raise OSError("disk full")
+
+    handoff.on_status = broken
+    assert handoff.wait_for_response_file("t9", "tester") == "RESULT: PASS"
+    assert "cannot record the status of terminal t9: disk full" in log.getvalue()

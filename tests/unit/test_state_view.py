@@ -53,3 +53,52 @@ def test_default_state_file_follows_state_file_then_wd(tmp_path: Path) -> None:
 def test_missing_state_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(StateFileError, match="no state file"):
         show_status(None, {"WD": str(tmp_path)}, out=io.StringIO())
+
+
+def _finished(tmp_path: Path, status: str, tester: str, feedback: str) -> str:
+    path = tmp_path / "state.json"
+    state = RunState(
+        final_status=status,
+        current_phase="done",
+        current_round=2,
+        feedback=feedback,
+        outputs={"tester": tester},
+    )
+    save_state(state, path)
+    out = io.StringIO()
+    show_status(path, {}, out=out, live=False)
+    return out.getvalue()
+
+
+def test_after_a_pass_the_summary_does_not_show_an_earlier_rounds_failure(
+    tmp_path: Path,
+) -> None:
+    text = _finished(
+        tmp_path,
+        "PASS",
+        tester="RESULT: PASS\nall 12 tests pass",
+        feedback="RESULT: FAIL\nround 1: test_median failed",
+    )
+    assert "PASS: finished in round 2" in text
+    assert "last test:  round 2: RESULT: PASS …" in text
+    assert "FAIL" not in text
+
+
+def test_after_a_fail_the_summary_shows_the_last_test_evidence(tmp_path: Path) -> None:
+    text = _finished(
+        tmp_path,
+        "FAIL",
+        tester="RESULT: FAIL\ntest_median still fails",
+        feedback="RESULT: FAIL\ntest_median still fails",
+    )
+    assert "FAIL: finished in round 2" in text
+    assert "last test:  round 2: RESULT: FAIL …" in text
+    assert "why:" not in text  # the feedback says the same as the last test
+
+
+def test_a_running_round_names_where_its_feedback_came_from(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    save_state(RunState(current_round=2, feedback="RESULT: FAIL\nmedian wrong"), path)
+    out = io.StringIO()
+    show_status(path, {}, out=out, live=False)
+    assert "feedback:   RESULT: FAIL … (from round 1's tester)" in out.getvalue()

@@ -107,6 +107,14 @@ class ApiClient:
             return
         self._json("POST", path, params={"message": message})
 
+    def send_key(self, terminal_id: str, key: str) -> None:
+        """`POST /terminals/{id}/key?key=KEY`: press one key (a dialog's menu choice, Enter)."""
+        self._json("POST", f"/terminals/{terminal_id}/key", params={"key": key})
+
+    def get_attach_info(self, terminal_id: str) -> dict[str, Any]:
+        """`GET /terminals/{id}/attach` (baton serve): its tmux socket, session and window."""
+        return self._json("GET", f"/terminals/{terminal_id}/attach", retry=False)
+
     def get_terminal(self, terminal_id: str) -> dict[str, Any]:
         """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError)."""
         return self._json("GET", f"/terminals/{terminal_id}")

@@ -12,6 +12,10 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 
+A dialog (`waiting_user_answer`) is said once, naming `baton answer` and `baton attach`,
+and so is the agent resuming after it; every status change goes to the `on_status` hook
+(the run record's `status` events).
+
 Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
 leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`.
 """
@@ -46,16 +50,32 @@ __all__ = [
     "Archive",
     "Handoff",
     "Response",
+    "StatusHook",
     "ensure_response_dir",
     "resolve_role",
     "response_dir",
     "response_file_instruction",
     "response_path_for",
+    "waiting_hint",
 ]
 
 _AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
 # How much of a broken CLI's last output an error line quotes.
 _SHOWN_LIMIT = 300
+
+
+# Called with (role, terminal id, status, previous status or None) when a wait sees a change.
+StatusHook = Callable[[Role, str, str, str | None], None]
+
+
+def waiting_hint(role: Role, state_file: Path | None = None) -> str:
+    """The exact commands that answer or show a waiting agent (logged and in the event)."""
+    key = role.terminal_key
+    where = f" --state-file {shlex.quote(str(state_file))}" if state_file is not None else ""
+    return (
+        f"`baton answer {key} TEXT{where}` (a menu wants `--key KEY` instead of TEXT) "
+        f"or `baton attach {key}{where}`"
+    )
 
 
 class AgentApi(Protocol):
@@ -205,6 +225,8 @@ class Handoff:
         strict: bool = True,
         log: RunLog | None = None,
         heartbeat_seconds: float = 30.0,
+        on_status: StatusHook | None = None,
+        state_file: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -217,6 +239,8 @@ class Handoff:
         self.strict = strict
         self.log = log or RunLog()
         self.heartbeat_seconds = heartbeat_seconds
+        self.on_status = on_status
+        self.state_file = state_file
         self._clock = clock
         self._sleep = sleep
 
@@ -281,17 +305,21 @@ class Handoff:
         started = self._clock()
         agent_started = False
         idle_since: float | None = None
-        waiting_reported = False
+        waiting_since: float | None = None
+        previous: str | None = None
         next_heartbeat = started + self.heartbeat_seconds
         while True:
             status = self.api.get_status(terminal_id)
             now = self._clock()
+            if status != previous:
+                self._status_seen(role, terminal_id, status, previous)
+                previous = status
+            waiting_since = self._track_waiting(role, who, status, waiting_since, now)
             if status == TerminalStatus.ERROR:
                 raise AgentErrorStatus(
                     f"{who} reported status error while working{self._shown(terminal_id)}"
                 )
             if status in _AT_REST:
-                waiting_reported = False
                 if path.is_file():
                     return self._take_file(path, role, who, now - started)
                 if not agent_started and now - started >= self.idle_grace_seconds:
@@ -309,15 +337,6 @@ class Handoff:
             else:
                 agent_started = True
                 idle_since = None
-                if status == TerminalStatus.WAITING_USER_ANSWER:
-                    if not waiting_reported:
-                        self.log.warning(
-                            f"{who} is waiting for a user answer (a permission or choice "
-                            "dialog); answer it in the terminal, baton keeps waiting"
-                        )
-                        waiting_reported = True
-                else:
-                    waiting_reported = False
                 if now - started >= self.response_timeout:
                     raise HandoffTimeout(
                         f"{who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
@@ -326,6 +345,37 @@ class Handoff:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
             self._sleep(self.poll_seconds)
+
+    def _track_waiting(
+        self, role: Role, who: str, status: str, waiting_since: float | None, now: float
+    ) -> float | None:
+        """Say once when a dialog opens (naming the commands) and when work resumes.
+
+        Returns when the current wait for a user answer began, or None outside one.
+        """
+        waiting = status == TerminalStatus.WAITING_USER_ANSWER
+        if waiting and waiting_since is None:
+            self.log.warning(
+                f"{who} is waiting for a user answer (a permission or choice dialog); "
+                f"answer it with {waiting_hint(role, self.state_file)}; baton keeps waiting"
+            )
+            return now
+        if not waiting and waiting_since is not None:
+            self.log.info(
+                f"{who} resumed after waiting {format_duration(now - waiting_since)} "
+                f"for an answer; now {status}"
+            )
+            return None
+        return waiting_since
+
+    def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
+        """Tell the hook (the run record) about a status change; it never stops the wait."""
+        if self.on_status is None:
+            return
+        try:
+            self.on_status(role, terminal_id, status, previous)
+        except Exception as error:  # a record that cannot be written must not end the run
+            self.log.warning(f"cannot record the status of terminal {terminal_id}: {error}")
 
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""

@@ -12,14 +12,16 @@ stopped by a signal, a crash or an agent error resumes exactly where it stood: t
 from __future__ import annotations
 
 import contextlib
+import shlex
 from pathlib import Path
 
 from baton.errors import ApiHttpError, BatonError, StateFileError
+from baton.gitinfo import git_head
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents
-from baton.orchestrator.handoff import Archive, Handoff
+from baton.orchestrator.handoff import Archive, Handoff, waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker
@@ -27,7 +29,8 @@ from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import FinalStatus, RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
-from baton.roles import ROLE_BY_TERMINAL
+from baton.roles import ROLE_BY_TERMINAL, Role
+from baton.status import TerminalStatus
 
 __all__ = ["Orchestrator", "run_orchestrator"]
 
@@ -108,12 +111,14 @@ class Orchestrator:
             round=state.current_round,
             phase=state.current_phase,
             max_rounds=self.settings.max_rounds,
+            git_head=git_head(self.settings.wd),
         )
         machine = self._machine(prepared, archive)
         with self.signals.critical():
             machine.save()
         self.log.info(f"state file: {self.state_path}")
         self.log.info(f"answers are archived under {archive.directory}")
+        self._print_how_to_watch()
         return machine.run()
 
     def _machine(self, prepared: PreparedRun, archive: Archive) -> PhaseMachine:
@@ -134,6 +139,8 @@ class Orchestrator:
             response_timeout=self.settings.response_timeout,
             strict=self.settings.strict_file_handoff,
             log=self.log,
+            on_status=self._status_seen,
+            state_file=self.state_path,
         )
         handoff.ensure_response_dir()
         return PhaseMachine(
@@ -148,6 +155,31 @@ class Orchestrator:
             explore,
             self.events,
         )
+
+    def _print_how_to_watch(self) -> None:
+        """Where a person can follow the agents, in commands to copy (any other terminal)."""
+        quoted = shlex.quote(str(self.state_path))
+        roles = "|".join(ROLE_BY_TERMINAL)
+        self.log.info(f"watch the agents live: baton watch {quoted}")
+        self.log.info(f"attach to an agent: baton attach {{{roles}}} --state-file {quoted}")
+        self.log.info(f"after the run: baton report {quoted}")
+
+    def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
+        """A wait saw a terminal change status: record it (and a dialog waiting for an answer)."""
+        state = self.state
+        where = (
+            {
+                "round": state.current_round,
+                "phase": state.current_phase,
+                "cycle": state.current_cycle,
+            }
+            if state is not None
+            else {}
+        )
+        fields = {"role": role.output_key, "terminal_id": terminal_id, **where}
+        self.events.emit(EventKind.STATUS, **fields, status=status, previous=previous)
+        if status == TerminalStatus.WAITING_USER_ANSWER:
+            self.events.emit(EventKind.WAITING, **fields, hint=waiting_hint(role, self.state_path))
 
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""

@@ -1,4 +1,9 @@
-"""`baton status`: a short human summary of a run's state file."""
+"""`baton status`: a short, truthful summary of a run's state file and its run record.
+
+A finished run says how it ended and what the last test said, never the feedback of an
+earlier round; a running one says where it stands and what the current round works from.
+When the run's server answers, each agent's live status is shown beside its terminal.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from baton.cockpit.live import ServerProbe
+from baton.cockpit.record import RunRecord, load_run
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
-from baton.orchestrator.state import FinalStatus, Phase, RunState, load_state
+from baton.orchestrator.state import NO_FEEDBACK, FinalStatus, Phase, RunState
 from baton.roles import ROLES
 
-__all__ = ["default_state_file", "format_status", "show_status"]
+__all__ = ["default_state_file", "format_status", "live_statuses", "show_status"]
 
 
 def default_state_file(environ: Mapping[str, str]) -> Path:
@@ -22,8 +29,26 @@ def default_state_file(environ: Mapping[str, str]) -> Path:
     return wd / ".tmp" / DEFAULT_STATE_FILE_NAME
 
 
-def format_status(state: RunState, path: Path) -> str:
-    """The summary lines for one state."""
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[0].strip() + (" …" if len(lines) > 1 else "")
+
+
+def _last_test(record: RunRecord) -> tuple[int | str, str] | None:
+    """(round, first line of the evidence) of the tester's last verdict, if any."""
+    if record.verdicts:
+        last = record.verdicts[-1]
+        line = _first_line(str(last.get("evidence") or "")) or f"RESULT: {last.get('verdict')}"
+        return last.get("round", "?"), line
+    tester = record.state.outputs.get("tester", "")
+    if tester.strip():
+        return record.state.current_round, _first_line(tester)
+    return None
+
+
+def _headline(state: RunState) -> str:
     if state.final_status == FinalStatus.RUNNING:
         where = f"round {state.current_round}, phase {state.current_phase}"
         if state.current_phase in (Phase.ANALYST, Phase.PROGRAMMER):
@@ -31,11 +56,18 @@ def format_status(state: RunState, path: Path) -> str:
         headline = f"RUNNING: {where}"
         if state.awaiting:
             headline += f"; waiting for {state.awaiting.get('role', '?')}"
-    else:
-        headline = f"{state.final_status}: finished in round {state.current_round}"
+        return headline
+    return f"{state.final_status}: finished in round {state.current_round}"
+
+
+def format_status(
+    record: RunRecord, path: Path, live: Mapping[str, str] | None = None, server_note: str = ""
+) -> str:
+    """The summary lines for one run; `live` maps terminal ids to the server's statuses."""
+    state = record.state
     lines = [
         f"state file: {path}",
-        f"status:     {headline}",
+        f"status:     {_headline(state)}",
         f"updated:    {state.updated_at or 'unknown'}",
         f"api:        {state.api or 'unknown'} (provider {state.provider or 'unknown'})",
         f"wd:         {state.wd or 'unknown'}",
@@ -47,18 +79,67 @@ def format_status(state: RunState, path: Path) -> str:
     ]
     if state.archive_dir:
         lines.append(f"archive:    {state.archive_dir}")
-    feedback = state.feedback.strip().splitlines()
-    if feedback and feedback[0] != "None yet.":
-        lines.append(f"feedback:   {feedback[0]}" + (" …" if len(feedback) > 1 else ""))
+    last_test = _last_test(record)
+    if state.final_status != FinalStatus.RUNNING:
+        if last_test is not None:
+            lines.append(f"last test:  round {last_test[0]}: {last_test[1]}")
+        if (
+            state.final_status == FinalStatus.FAIL
+            and _first_line(state.feedback)
+            and (last_test is None or _first_line(state.feedback) != last_test[1])
+        ):
+            lines.append(f"why:        {_first_line(state.feedback)}")
+    elif state.feedback.strip() and state.feedback.strip() != NO_FEEDBACK:
+        source = (
+            f"round {state.current_round - 1}'s tester"
+            if state.current_round > 1
+            else "this round's reviews"
+        )
+        lines.append(f"feedback:   {_first_line(state.feedback)} (from {source})")
+    if record.gates:
+        approved = sum(1 for gate in record.gates if gate.get("approved") is True)
+        lines.append(f"reviews:    {len(record.gates)} cycles judged, {approved} approved")
+    if record.tokens:
+        total = record.total_tokens()
+        cost = f", ${total.cost_usd:.4f}" if total.cost_usd is not None else ""
+        lines.append(f"tokens:     {total.input_tokens:,} in, {total.output_tokens:,} out{cost}")
+    if live is not None:
+        lines.append("agents:" + (f"     ({server_note})" if server_note else ""))
+        for role in ROLES:
+            terminal_id = state.terminals.get(role.terminal_key) or "-"
+            status = live.get(terminal_id) or "unknown"
+            lines.append(f"  {role.terminal_key:<16} {terminal_id:<10} {status}")
     return "\n".join(lines)
 
 
+def live_statuses(record: RunRecord, environ: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """Each terminal's status from the run's server, and a note when it cannot answer."""
+    if not record.state.api:
+        return {}, "no API in the state file"
+    statuses: dict[str, str] = {}
+    with ServerProbe.for_environment(record.state.api, environ) as probe:
+        for role in ROLES:
+            terminal_id = record.state.terminals.get(role.terminal_key, "")
+            status = probe.status(terminal_id) if probe.reachable is not False else None
+            if status:
+                statuses[terminal_id] = status
+            elif terminal_id and probe.reachable:
+                statuses[terminal_id] = "gone (the server does not know this terminal)"
+        note = f"server not reachable: {probe.problem}" if probe.reachable is False else "live"
+    return statuses, note
+
+
 def show_status(
-    state_file: Path | None, environ: Mapping[str, str], *, out: TextIO | None = None
+    state_file: Path | None,
+    environ: Mapping[str, str],
+    *,
+    out: TextIO | None = None,
+    live: bool = True,
 ) -> int:
     """Print the summary of `state_file` (or the default one); 0, or StateFileError."""
     path = Path(state_file) if state_file is not None else default_state_file(environ)
-    state = load_state(path)
+    record = load_run(path)
+    statuses, note = live_statuses(record, environ) if live else (None, "")
     stream = out or sys.stdout
-    stream.write(format_status(state, path) + "\n")
+    stream.write(format_status(record, path, statuses, note) + "\n")
     return 0

@@ -3,7 +3,7 @@
 The program (`baton.scripted_agent`) draws a few fixed shapes (see its `ui` module);
 status is read from the last non-blank lines of the visible screen only:
 
-- a `[y/n]` trust question last         -> waiting_user_answer
+- a `[y/n]` trust or permission question last -> waiting_user_answer
 - the working indicator last            -> processing
 - the prompt `›` last, after `─ Worked for Ns ─` -> completed
 - the prompt last, after `✗ Error: …`   -> error
@@ -63,7 +63,7 @@ class ScriptedProvider(Provider):
         if not lines:
             return TerminalStatus.PROCESSING
         last = lines[-1]
-        if last.startswith(ui.TRUST_QUESTION):
+        if last.startswith((ui.TRUST_QUESTION, ui.PERMISSION_QUESTION)):
             return TerminalStatus.WAITING_USER_ANSWER
         if ui.WORKING_PATTERN.match(last):
             return TerminalStatus.PROCESSING

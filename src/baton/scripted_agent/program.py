@@ -25,7 +25,7 @@ import tty
 from pathlib import Path
 
 from baton.private import private_dir, write_private
-from baton.scripted_agent import ui
+from baton.scripted_agent import answers, ui
 from baton.scripted_agent.keys import KeyParser
 from baton.scripted_agent.work import Outcome, RoleWorker
 
@@ -59,6 +59,7 @@ class ScriptedAgent:
         directory: Path,
         transcript_dir: Path | None = None,
         ask_trust: bool = False,
+        ask_before_work: frozenset[str] = frozenset(),
         fd_in: int = 0,
         fd_out: int = 1,
     ) -> None:
@@ -66,6 +67,8 @@ class ScriptedAgent:
         self.directory = directory
         self.transcript_dir = transcript_dir
         self.ask_trust = ask_trust
+        # Roles (output keys) whose first turn waits for a [y/n] permission answer.
+        self.ask_before_work = set(ask_before_work)
         self.fd_in = fd_in
         self.fd_out = fd_out
         self.worker = RoleWorker(directory)
@@ -119,7 +122,11 @@ class ScriptedAgent:
         return os.read(self.fd_in, 65536)
 
     def _trust_dialog(self) -> bool:
-        self._write(f"{ui.TRUST_QUESTION} ")
+        return self._ask(ui.TRUST_QUESTION)
+
+    def _ask(self, question: str) -> bool:
+        """Show a [y/n] question and wait for the answer (True for yes)."""
+        self._write(f"{question} ")
         while True:
             data = self._read(None)
             if not data:
@@ -169,6 +176,9 @@ class ScriptedAgent:
         # shows the echoed message as if it were an idle prompt.
         echo = summarize(message, self._width())
         self._write(f"{_CLEAR_LINE}{ui.PROMPT} {echo}\n{ui.working_line(0, 0)}")
+        if not self._permitted(message):
+            self._write(f"{_CLEAR_LINE}{ui.ERROR_PREFIX}the user declined the work\n\n")
+            return False
         outcome, error, seconds = self._work(message)
         self._write(_CLEAR_LINE)
         if error is not None:
@@ -181,6 +191,16 @@ class ScriptedAgent:
             shown.append(f"{ui.ANSWER_INDENT}(written to {outcome.written_to})")
         self._write("\n".join(shown) + "\n" + ui.done_line(seconds) + "\n\n")
         return False
+
+    def _permitted(self, message: str) -> bool:
+        """Ask first when the role's first turn must wait for a permission answer."""
+        target = answers.find_response_target(message)
+        key = target.role.output_key if target is not None else ""
+        if key not in self.ask_before_work:
+            return True
+        self.ask_before_work.discard(key)
+        self._write(_CLEAR_LINE)
+        return self._ask(ui.PERMISSION_QUESTION)
 
     def _work(self, message: str) -> tuple[Outcome | None, str | None, int]:
         """Run the worker in a thread while the working indicator ticks."""
@@ -240,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
         directory=Path.cwd(),
         transcript_dir=args.transcript_dir,
         ask_trust=args.ask_trust or os.environ.get("BATON_SCRIPTED_TRUST_DIALOG") == "1",
+        ask_before_work=frozenset(
+            role.strip()
+            for role in os.environ.get("BATON_SCRIPTED_ASK_BEFORE_WORK", "").split(",")
+            if role.strip()
+        ),
     )
     try:
         return agent.run()

@@ -14,6 +14,7 @@ __all__ = [
     "DONE_LINE",
     "DONE_PATTERN",
     "ERROR_PREFIX",
+    "PERMISSION_QUESTION",
     "PROMPT",
     "SPINNER_FRAMES",
     "TRUST_QUESTION",
@@ -29,6 +30,8 @@ ANSWER_INDENT = "  "
 ERROR_PREFIX = "✗ Error: "
 DONE_LINE = "─ Worked for {seconds}s ─"
 TRUST_QUESTION = "Do you trust the files in this folder? [y/n]"
+# Asked mid-turn when BATON_SCRIPTED_ASK_BEFORE_WORK names the role (a permission dialog).
+PERMISSION_QUESTION = "Allow the scripted agent to start this work? [y/n]"
 
 WORKING_PATTERN = re.compile(rf"^[{SPINNER_FRAMES}] Working \(\d+s · esc to interrupt\)$")
 DONE_PATTERN = re.compile(r"^─ Worked for \d+s ─$")

@@ -21,10 +21,12 @@ __all__ = [
     "GROUP_ELEMENT_MAX_LENGTH",
     "GROUP_MAX_ELEMENTS",
     "METADATA_MAX_BYTES",
+    "NAMED_KEYS",
     "OUTPUT_RANGE_MAX_LENGTH",
     "TerminalControls",
     "check_group",
     "check_metadata",
+    "validate_key",
 ]
 
 # The same limits as CAO 2.5.4, so what one server accepts the other does too.
@@ -32,10 +34,27 @@ GROUP_MAX_ELEMENTS = 16
 GROUP_ELEMENT_MAX_LENGTH = 128
 METADATA_MAX_BYTES = 16 * 1024
 OUTPUT_RANGE_MAX_LENGTH = 1024 * 1024
-# tmux key names a client may send one at a time (CAO's set): no literal text.
-_KEY_NAME = re.compile(
-    r"^(?:Up|Down|Left|Right|Enter|Tab|Escape|Space|[A-Za-z0-9]|[CMS]-[A-Za-z0-9])$"
-)
+# tmux key names a client may press one at a time (CAO's set and the keys a dialog wants):
+# never a way to type arbitrary text or tmux commands.
+NAMED_KEYS = frozenset(
+    {
+        "Enter", "Escape", "Tab", "BTab", "Space", "BSpace", "Up", "Down", "Left", "Right",
+        "Home", "End", "PageUp", "PageDown", "PPage", "NPage", "DC", "IC",
+        *(f"F{number}" for number in range(1, 13)),
+    }
+)  # fmt: skip
+_MODIFIED = re.compile(r"^(?:[CMS]-)+(.+)$")
+
+
+def validate_key(key: str) -> str:
+    """The key as tmux names it; BadRequestError naming it when it is not one we press."""
+    base = _MODIFIED.match(key)
+    name = base.group(1) if base else key
+    if name in NAMED_KEYS or (len(name) == 1 and name.isprintable()):
+        return key
+    raise BadRequestError(
+        f"key {key[:40]!r} is not a single character or one of: {', '.join(sorted(NAMED_KEYS))}"
+    )
 
 
 def check_group(group: Sequence[str] | None) -> Sequence[str] | None:
@@ -73,15 +92,24 @@ class TerminalControls:
 
     def send_key(self, terminal_id: str, key: str) -> None:
         """Press one named key (Escape, C-c, Enter, …); refused once the CLI has exited."""
-        if not _KEY_NAME.match(key):
-            raise BadRequestError(
-                f"invalid key {key[:40]!r}: use Up, Down, Left, Right, Enter, Tab, Escape, "
-                "Space, one letter or digit, or C-/M-/S- with one letter or digit"
-            )
+        validate_key(key)
         record = self.terminals.record(terminal_id)
         self.terminals.require_alive(record)
         self.tmux.send_keys(record.pane_id, [key])
         self.terminals.touch(terminal_id)
+
+    def attach_info(self, terminal_id: str) -> dict[str, str]:
+        """Where a person on this machine finds the agent's window: socket, session, window.
+
+        The socket is private to `baton serve`, so `baton attach` has no other way to know it.
+        """
+        record = self.terminals.record(terminal_id)
+        return {
+            "tmux_socket": str(self.tmux.socket_path),
+            "tmux_session": record.session_name,
+            "tmux_window": record.name,
+            "window_id": record.window_id,
+        }
 
     def working_directory(self, terminal_id: str) -> str | None:
         """Where the pane's program is now; the recorded directory once the pane is gone."""

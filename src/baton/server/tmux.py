@@ -3,7 +3,10 @@
 Every call goes through the tmux CLI with `-S <socket>`, so the user's own tmux is never
 touched. The server is configured once (a config file passed with `-f`) so that panes
 stay after their command exits (`remain-on-exit`, read back as `#{pane_dead}`), history is
-long and windows are wide enough that agent TUIs don't wrap.
+long and windows are wide enough that agent TUIs don't wrap. A person who attaches sees
+the status lines list every agent's window by name (`<profile>-<id prefix>`, as CAO
+names them) and how to switch between them; status lines are the client's, so the
+panes' screens the providers read are the same with or without them.
 """
 
 from __future__ import annotations
@@ -45,7 +48,11 @@ _CONFIG = f"""\
 set -g remain-on-exit on
 set -g history-limit {HISTORY_LIMIT}
 set -g default-size {DEFAULT_COLUMNS}x{DEFAULT_ROWS}
-set -g status off
+set -g status 2
+set -g status-left "[#{{session_name}}] "
+set -g status-left-length 40
+set -g status-right ""
+set -g status-format[1] "#[align=left]Ctrl-b w: pick an agent · n/p: next/previous · d: detach"
 set -g escape-time 0
 set -g exit-empty off
 """

@@ -54,6 +54,12 @@ def send_key(services: ServicesDep, terminal_id: TerminalId, key: str) -> dict[s
     return {"success": True}
 
 
+@router.get("/terminals/{terminal_id}/attach")
+def attach_info(services: ServicesDep, terminal_id: TerminalId) -> dict[str, str]:
+    """Which private tmux socket, session and window show the agent (`baton attach ROLE`)."""
+    return services.controls.attach_info(terminal_id)
+
+
 @router.get("/terminals/{terminal_id}/output")
 def get_output(
     services: ServicesDep,
