@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from baton import __version__
-from baton.errors import BatonError, RunInterrupted
+from baton.errors import BatonError, BudgetExhausted, RunInterrupted
 
 __all__ = ["cli", "main"]
 
@@ -24,6 +24,9 @@ def _exit_code_for(action: Callable[[], int]) -> int:
     except RunInterrupted as interrupted:
         click.echo(f"baton: {interrupted}", err=True)
         return 128 + interrupted.signum
+    except BudgetExhausted as exhausted:
+        click.echo(f"baton: {exhausted}", err=True)
+        return EXIT_FAILURE
     except BatonError as error:
         click.echo(f"baton: error: {error}", err=True)
         return EXIT_FAILURE

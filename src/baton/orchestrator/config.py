@@ -20,9 +20,18 @@ place in the optional JSON file given as `baton run path/to/config.json`:
                        "idle_grace_seconds": 30, "strict": true},
       "state":        {"file": ".tmp/codex-3agents-loop-state.json", "resume": null,
                        "cleanup_on_exit": false},
-      "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}}
+      "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}},
+      "start_agent": "programmer",             START_AGENT (a new run starts at this role)
+      "git":          {"post_commit": false},  POST_GIT_COMMIT
+      "notify":       {"ntfy_topic": "", "ntfy_url": "https://ntfy.sh", "webhook_url": "",
+                       "urls": "", "desktop": true},
+      "prices":       {"gpt-5": {"input_per_mtok": 1.25, "cached_input_per_mtok": 0.125,
+                                 "output_per_mtok": 10.0}}
     }
 
+`limits` also takes `max_tokens` (MAX_TOKENS) and `max_cost_usd` (MAX_COST_USD).
+
+Options of `baton run` (`--max-rounds 3`, …) win over both: option > env > JSON > default.
 An environment variable set to the empty string counts as unset. `PROMPT`/`PROMPT_FILE`
 are taken as a pair from the first layer that sets either, so an env `PROMPT` overrides a
 file's `prompt_file`. Every bad value raises `ConfigError` with one line naming the key.
@@ -49,6 +58,7 @@ from baton.orchestrator.config_keys import (
     read_prompt_file,
 )
 from baton.orchestrator.prompts import PromptParts, parse_prompt
+from baton.orchestrator.usage import DEFAULT_PRICES, Price
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = [
@@ -61,6 +71,7 @@ __all__ = [
 ]
 
 DEFAULT_STATE_FILE_NAME = "codex-3agents-loop-state.json"
+START_AGENTS = ("analyst", "programmer", "tester")
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,16 @@ class Settings:
     state_file: Path | None = None
     resume: bool | None = None  # None: auto-resume a RUNNING state; True: must; False: never
     cleanup_on_exit: bool = False
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    start_agent: str = ""
+    post_git_commit: bool = False
+    ntfy_topic: str = ""
+    ntfy_url: str = "https://ntfy.sh"
+    webhook_url: str = ""
+    notify_urls: str = ""
+    notify_desktop: bool = True
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     token: str | None = field(default=None, repr=False)
     agents: Mapping[str, AgentOverride] = field(default_factory=dict)
     prompt_source: str = "PROMPT"
@@ -111,6 +132,10 @@ class Settings:
             raise ConfigError(f"WD: not a directory: {self.wd}")
         if not self.api.startswith(("http://", "https://")):
             raise ConfigError(f"API: expected an http:// or https:// URL, got {self.api!r}")
+        if self.start_agent and self.start_agent not in START_AGENTS:
+            raise ConfigError(
+                f"START_AGENT: expected one of {', '.join(START_AGENTS)}, got {self.start_agent!r}"
+            )
         if not self.provider.strip():
             raise ConfigError("PROVIDER: must not be empty")
         for role, override in self.agents.items():

@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from baton.errors import ApiHttpError, BatonError, StateFileError
+from baton.errors import ApiHttpError, BatonError, BudgetExhausted, StateFileError
+from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
-from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.handoff import Archive, Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.phases import PhaseMachine
@@ -27,6 +28,7 @@ from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Orchestrator", "run_orchestrator"]
@@ -68,6 +70,8 @@ class Orchestrator:
         try:
             try:
                 return self._run()
+            except BudgetExhausted:
+                raise  # recorded as a `budget` event; not an error of the run
             except BatonError as error:
                 self.events.emit(EventKind.ERROR, error=type(error).__name__, message=str(error))
                 raise
@@ -136,6 +140,13 @@ class Orchestrator:
             log=self.log,
         )
         handoff.ensure_response_dir()
+        meter = TokenMeter(
+            self.api,
+            self.settings.prices,
+            self.events,
+            self.log,
+            earlier=read_events(self.events.path) if self.events.path else (),
+        )
         return PhaseMachine(
             self.settings,
             self.api,
@@ -147,6 +158,8 @@ class Orchestrator:
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
             self.events,
+            meter=meter,
+            budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
         )
 
     def _providers(self) -> dict[str, str]:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from baton.errors import MissingResponseError
+from baton.errors import BudgetExhausted, MissingResponseError
+from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
@@ -26,6 +27,7 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.review import ReviewKind, evaluate_review, tester_result
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
+from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["PhaseMachine"]
@@ -85,6 +87,8 @@ class PhaseMachine:
         prompts: PromptComposer,
         explore: ExploreTracker,
         events: RunEvents | None = None,
+        meter: TokenMeter | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.settings = settings
         self.api = api
@@ -96,6 +100,8 @@ class PhaseMachine:
         self.prompts = prompts
         self.explore = explore
         self.events = events or RunEvents(None)
+        self.meter = meter
+        self.budget = budget or Budget()
 
     # --- the rounds ---
 
@@ -254,6 +260,7 @@ class PhaseMachine:
                     f"no answer arrived from {role.title} for the earlier prompt; sending it again"
                 )
         if response is None:
+            self._check_budget()
             self._send(terminal_key, where, build())
             response = self.handoff.wait_for_response(terminal_id, role)
         self.events.emit(
@@ -265,12 +272,31 @@ class PhaseMachine:
             from_file=response.from_file,
             file=str(response.archived_to) if response.archived_to else None,
         )
+        if self.meter is not None:
+            self.meter.after_turn(role.output_key, terminal_id, self._where())
         if not response.text.strip():
             raise MissingResponseError(
                 f"{role.title} (terminal {terminal_id}) handed over an empty answer"
                 + (f" ({response.archived_to})" if response.archived_to else "")
             )
         return response
+
+    def _check_budget(self) -> None:
+        """Between turns: stop (state RUNNING, resumable) once a budget is used up."""
+        if self.meter is None or not self.budget.limited:
+            return
+        try:
+            self.budget.check(self.meter.spent)
+        except BudgetExhausted as exhausted:
+            self.events.emit(
+                EventKind.BUDGET,
+                **self._where(),
+                budget=exhausted.budget,
+                limit=exhausted.limit,
+                spent=exhausted.spent,
+                message=str(exhausted),
+            )
+            raise
 
     def _send(self, terminal_key: str, where: str, message: str) -> None:
         """Clear the stale response file, type the prompt, record that it was sent."""

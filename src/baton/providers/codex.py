@@ -56,8 +56,10 @@ from baton.providers.codex_signals import (
     codex_home,
     last_notify,
     rollout_last_message,
+    rollout_usage,
 )
 from baton.status import TerminalStatus
+from baton.usage import Usage
 
 __all__ = ["CodexProvider", "toml_string"]
 
@@ -200,6 +202,15 @@ class CodexProvider(Provider):
         return seen
 
     # -- output -----------------------------------------------------------------------------
+
+    def usage(self, ctx: TerminalContext) -> Usage | None:
+        """The terminal's thread's tokens from its rollout log (the notify payload names it)."""
+        payload = last_notify(ctx.runtime_dir)
+        thread = str((payload or {}).get("thread-id") or "")
+        home = codex_home()
+        if not thread or not (home / "sessions").is_dir():
+            return None
+        return rollout_usage(home, thread)
 
     def extract_last_message(self, history: str) -> str:
         return extract_last_message(history)

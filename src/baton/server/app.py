@@ -39,6 +39,7 @@ from baton.server.security import LocalOnlyMiddleware
 from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
+from baton.server.usage_routes import router as usage_router
 
 __all__ = [
     "ServerHandle",
@@ -160,6 +161,7 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     app.state.sessions = sessions
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)
+    app.include_router(usage_router)
 
     @app.exception_handler(ServerError)
     async def _server_error(_: Request, error: ServerError) -> JSONResponse:
