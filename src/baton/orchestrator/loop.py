@@ -22,6 +22,7 @@ from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.handoff import Archive, Handoff
 from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.notify import Notifier
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.runlog import RunLog
@@ -61,7 +62,9 @@ class Orchestrator:
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
         self._creating: RunState | None = None  # a new team while its terminals are created
-        self.events = RunEvents(None)  # the run record, once the archive is known
+        self.notifier = Notifier.from_settings(settings, log)
+        # The run record, once the archive is known; the notifier listens from the start.
+        self.events = RunEvents(None, listeners=[self.notifier])
 
     # --- the whole run ---
 
@@ -78,6 +81,7 @@ class Orchestrator:
             finally:
                 self._shutdown()
         finally:
+            self.notifier.close()
             self.signals.restore()
 
     def _run(self) -> int:
@@ -100,7 +104,8 @@ class Orchestrator:
             self._creating = None
         state.archive_dir = str(archive.directory)
         self.state = state
-        self.events = RunEvents(archive.directory)
+        self.events = RunEvents(archive.directory, listeners=self.events.listeners)
+        self.notifier.context["run"] = str(archive.directory)
         self.events.emit(
             EventKind.RUN_RESUME if prepared.resumed else EventKind.RUN_START,
             api=self.settings.api,

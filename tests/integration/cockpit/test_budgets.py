@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.receiver import running_receiver
 from tests.support.server import ServerProcess
 
 from baton.demo.sample import SampleProject, write_sample_project
@@ -69,10 +70,19 @@ def test_token_budget_stops_between_turns_and_resumes(
 ) -> None:
     project = write_sample_project(tmp_path / "project")
     budget = 1500
-    first = _run(_env(baton_server, project, MAX_TOKENS=str(budget)))
+    with running_receiver() as receiver:
+        notify = {"NTFY_URL": receiver.url, "NTFY_TOPIC": "loop", "WEBHOOK_URL": receiver.url}
+        first = _run(_env(baton_server, project, MAX_TOKENS=str(budget), **notify))
+        told_budget = [json.loads(r.body) for r in receiver.received("/")]
+        events = _events(project)
+        state = _state(project)
+        second = _run(
+            _env(baton_server, project, MAX_TOKENS=str(budget * 100), CLEANUP_ON_EXIT="1", **notify)
+        )
+        told_pass = [json.loads(r.body) for r in receiver.received("/")][len(told_budget) :]
+        ntfy = receiver.received("/loop")
 
     assert first.returncode == 1, first.stderr
-    events = _events(project)
     tokens = [e for e in events if e["event"] == "tokens"]
     prompts = [e for e in events if e["event"] == "prompt_sent"]
     # Every turn was counted, and each turn's input is what the agent received.
@@ -102,13 +112,17 @@ def test_token_budget_stops_between_turns_and_resumes(
     (budget_event,) = [e for e in events if e["event"] == "budget"]
     assert budget_event["budget"] == "MAX_TOKENS"
     assert budget_event["spent"] == totals[-1]
-    state = _state(project)
     assert state["final_status"] == "RUNNING"
     assert state["awaiting"] is None
+    # The person was told, with the same line.
+    assert [p["event"] for p in told_budget] == ["budget"]
+    assert told_budget[0]["message"] == lines[0].removeprefix("baton: ")
+    assert told_budget[0]["state_file"] == str(project.root / ".tmp/codex-3agents-loop-state.json")
 
     # Raised budget: the same run continues to its PASS, counting on from its record.
-    second = _run(_env(baton_server, project, MAX_TOKENS=str(budget * 100), CLEANUP_ON_EXIT="1"))
     assert second.returncode == 0, second.stderr
+    assert [p["event"] for p in told_pass] == ["pass"]
+    assert [r.headers["title"] for r in ntfy] == ["Baton: budget reached", "Baton: RESULT: PASS"]
     assert "RESULT: PASS" in second.stderr
     events = _events(project)
     assert [e["event"] for e in events].count("run_resume") == 1
