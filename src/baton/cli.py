@@ -6,11 +6,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from baton import __version__
 from baton.errors import BatonError, BudgetExhausted, RunInterrupted
+from baton.run_options import setting_options
 
 __all__ = ["cli", "main"]
 
@@ -38,19 +40,21 @@ def cli() -> None:
     """Run a team of terminal coding agents until the scenario test passes."""
 
 
-@cli.command()
+@cli.command(context_settings={"max_content_width": 100})
 @click.argument("config", required=False, type=click.Path(path_type=Path, dir_okay=False))
-def run(config: Path | None) -> None:
+@setting_options
+def run(config: Path | None, **options: Any) -> None:
     """Run the analyst → review → programmer → review → tester loop.
 
-    Configuration comes from environment variables (API, PROVIDER, WD, PROMPT,
-    PROMPT_FILE, MAX_ROUNDS, …), then the optional JSON CONFIG file, then defaults.
+    Every setting is an option, an environment variable (API, PROVIDER, WD, PROMPT,
+    PROMPT_FILE, MAX_ROUNDS, …) and a key of the optional JSON CONFIG file; an option
+    wins over the environment, which wins over the file, which wins over the default.
     """
     from baton.orchestrator.config import load_settings
     from baton.orchestrator.loop import run_orchestrator
 
     def action() -> int:
-        return run_orchestrator(load_settings(config, os.environ))
+        return run_orchestrator(load_settings(config, os.environ, options))
 
     sys.exit(_exit_code_for(action))
 

@@ -181,20 +181,45 @@ def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def load_settings(config_path: Path | None, environ: Mapping[str, str]) -> Settings:
-    """Settings from env vars over the optional JSON file over defaults; ConfigError if bad."""
+def _option_values(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings given as `baton run` options (None: not given), checked like env values."""
+    values: dict[str, Any] = {}
+    for key in SETTING_KEYS:
+        value = options.get(key.attribute)
+        if value is None:
+            continue
+        try:
+            check_range(key, value)
+        except ConfigError as error:
+            option = "--" + key.attribute.replace("_", "-")
+            raise ConfigError(f"{option}{str(error)[len(key.env) :]}") from None
+        values[key.attribute] = Path(value).expanduser() if key.kind == "path" else value
+    return values
+
+
+def load_settings(
+    config_path: Path | None,
+    environ: Mapping[str, str],
+    options: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from options over env vars over the optional JSON file over defaults.
+
+    `options` are `baton run`'s (attribute → value, None when not given, plus `prompt`
+    and `prompt_file`); ConfigError names the first bad value.
+    """
+    options = options or {}
     file_values: dict[str, Any] = {}
     file_prompt: dict[str, Any] = {}
     if config_path is not None:
         path = Path(config_path).expanduser()
         file_values, file_prompt = read_config_file(path)
-    values = {**file_values, **_env_values(environ)}
+    values = {**file_values, **_env_values(environ), **_option_values(options)}
 
     values.setdefault("wd", Path.cwd())
     if "state_file" in values and not Path(values["state_file"]).is_absolute():
         values["state_file"] = Path.cwd() / values["state_file"]
 
-    prompt, prompt_file, source = _choose_prompt(environ, file_prompt)
+    prompt, prompt_file, source = _choose_prompt(environ, file_prompt, options)
     token = environ.get("BATON_TOKEN") or None
     return Settings(
         **values,
@@ -206,22 +231,31 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str]) -> Setti
 
 
 def _choose_prompt(
-    environ: Mapping[str, str], file_prompt: Mapping[str, Any]
+    environ: Mapping[str, str], file_prompt: Mapping[str, Any], options: Mapping[str, Any]
 ) -> tuple[str | None, Path | None, str]:
     """The prompt text from the first layer that sets PROMPT or PROMPT_FILE (file wins)."""
     layers: list[tuple[str, Callable[[str], Any]]] = [
+        ("option", lambda name: options.get(name)),
         ("env", lambda name: environ.get(name.upper()) or None),
         ("json", lambda name: file_prompt.get(name)),
     ]
+    labels = {
+        ("option", "prompt_file"): "--prompt-file",
+        ("option", "prompt"): "--prompt",
+        ("env", "prompt_file"): "PROMPT_FILE",
+        ("env", "prompt"): "PROMPT",
+        ("json", "prompt_file"): "prompt_file",
+        ("json", "prompt"): "config prompt",
+    }
     for layer, get in layers:
         prompt_file = get("prompt_file")
         if prompt_file is not None:
-            label = "PROMPT_FILE" if layer == "env" else "prompt_file"
+            label = labels[(layer, "prompt_file")]
             path = Path(prompt_file).expanduser()
-            if layer == "env":
+            if layer != "json":
                 path = Path.cwd() / path
             return read_prompt_file(path, label), path, f"{label} {path}"
         prompt = get("prompt")
         if prompt is not None:
-            return prompt, None, "PROMPT" if layer == "env" else "config prompt"
+            return prompt, None, labels[(layer, "prompt")]
     return None, None, "PROMPT"
