@@ -43,6 +43,8 @@ class EventKind(StrEnum):
     TOKENS = "tokens"
     BUDGET = "budget"
     ERROR = "error"
+    GIT_START = "git_start"
+    GIT_COMMIT = "git_commit"
 
 
 # Called with each event's record after it is logged (the notifier subscribes this way).

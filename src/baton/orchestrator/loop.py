@@ -20,6 +20,7 @@ from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents, read_events
+from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Archive, Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
@@ -118,12 +119,19 @@ class Orchestrator:
             phase=state.current_phase,
             max_rounds=self.settings.max_rounds,
         )
+        if not prepared.resumed:
+            record_git_start(self.settings, self.events, self.log)
         machine = self._machine(prepared, archive)
         with self.signals.critical():
             machine.save()
         self.log.info(f"state file: {self.state_path}")
         self.log.info(f"answers are archived under {archive.directory}")
-        return machine.run()
+        result = machine.run()
+        if result == 0 and self.settings.post_git_commit and self.events.path is not None:
+            commit_on_pass(
+                self.settings, state, self.events, read_events(self.events.path), self.log
+            )
+        return result
 
     def _machine(self, prepared: PreparedRun, archive: Archive) -> PhaseMachine:
         """The phase machine for the team in `prepared.state`, its handoff and prompts."""
