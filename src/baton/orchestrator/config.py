@@ -41,6 +41,7 @@ it validates itself the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,7 @@ __all__ = [
 
 DEFAULT_STATE_FILE_NAME = "codex-3agents-loop-state.json"
 START_AGENTS = ("analyst", "programmer", "tester")
+_NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,13 @@ class Settings:
         if self.start_agent and self.start_agent not in START_AGENTS:
             raise ConfigError(
                 f"START_AGENT: expected one of {', '.join(START_AGENTS)}, got {self.start_agent!r}"
+            )
+        for name, url in (("NTFY_URL", self.ntfy_url), ("WEBHOOK_URL", self.webhook_url)):
+            if url and not url.startswith(("http://", "https://")):
+                raise ConfigError(f"{name}: expected an http:// or https:// URL, got {url!r}")
+        if self.ntfy_topic and not _NTFY_TOPIC.fullmatch(self.ntfy_topic):
+            raise ConfigError(
+                f"NTFY_TOPIC: expected 1-64 letters, digits, '-' or '_', got {self.ntfy_topic!r}"
             )
         if not self.provider.strip():
             raise ConfigError("PROVIDER: must not be empty")

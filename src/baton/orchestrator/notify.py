@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from baton.errors import ConfigError
 from baton.orchestrator.config import Settings
 from baton.orchestrator.notify_channels import (
     HTTP_TIMEOUT,
@@ -47,18 +48,21 @@ class Notifier:
     def from_settings(cls, settings: Settings, log: RunLog) -> Notifier:
         """The channels the settings ask for (none: a notifier that sends nothing)."""
         notifier = cls([], log)
-        client = httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=True)
-        notifier._client = client
-        if settings.ntfy_topic:
-            notifier.channels.append(NtfyChannel(settings.ntfy_url, settings.ntfy_topic, client))
-        if settings.webhook_url:
-            notifier.channels.append(WebhookChannel(settings.webhook_url, client))
+        if settings.ntfy_topic or settings.webhook_url:
+            client = httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=True)
+            notifier._client = client
+            if settings.ntfy_topic:
+                ntfy = NtfyChannel(settings.ntfy_url, settings.ntfy_topic, client)
+                notifier.channels.append(ntfy)
+            if settings.webhook_url:
+                notifier.channels.append(WebhookChannel(settings.webhook_url, client))
         urls = [url for url in re.split(r"[\s,]+", settings.notify_urls) if url]
         if urls:
             try:
                 notifier.channels.append(AppriseChannel(urls))
-            except (ImportError, ValueError) as error:
-                log.warning(f"NOTIFY_URLS not used: {error}")
+            except ValueError as error:
+                notifier.close()
+                raise ConfigError(str(error)) from None
         program = desktop_available() if settings.notify_desktop else None
         if program:
             notifier.channels.append(DesktopChannel(program))

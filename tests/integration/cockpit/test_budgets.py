@@ -45,6 +45,7 @@ def _env(server: ServerProcess, project: SampleProject, **extra: str) -> dict[st
         "PROMPT": project.prompt(),
         "POLL_SECONDS": "0.2",
         "IDLE_GRACE_SECONDS": "5",
+        "NOTIFY_DESKTOP": "0",
         **extra,
     }
     for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "MAX_COST_USD"):

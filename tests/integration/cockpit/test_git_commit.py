@@ -166,6 +166,7 @@ def test_a_scripted_run_commits_its_fix(baton_server: ServerProcess, tmp_path: P
         "PROMPT": project.prompt(),
         "POLL_SECONDS": "0.2",
         "IDLE_GRACE_SECONDS": "5",
+        "NOTIFY_DESKTOP": "0",
         "CLEANUP_ON_EXIT": "1",
     }
     for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "WD", "MAX_TOKENS"):

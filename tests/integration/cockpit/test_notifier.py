@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tests.support.receiver import Receiver, running_receiver
 
+from baton.errors import ConfigError
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.notify import Notifier
@@ -156,3 +157,14 @@ def test_desktop_notification_where_a_session_exists(
         "Baton: the run stopped",
         "The run stopped: it broke",
     ]
+
+
+def test_bad_notification_settings_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^NTFY_URL: expected an http:// or https:// URL"):
+        Settings(wd=tmp_path, ntfy_url="ntfy.sh")
+    with pytest.raises(ConfigError, match=r"^NTFY_TOPIC: expected 1-64 letters"):
+        Settings(wd=tmp_path, ntfy_topic="a/../b")
+    with pytest.raises(ConfigError, match=r"^WEBHOOK_URL: expected an http"):
+        Settings(wd=tmp_path, webhook_url="file:///etc/passwd")
+    with pytest.raises(ConfigError, match=r"NOTIFY_URLS: apprise does not understand 'nope://x'"):
+        _notifier(tmp_path, io.StringIO(), notify_urls="nope://x")
