@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -9,7 +10,16 @@ import pytest
 
 from baton.errors import BudgetExhausted, ConfigError
 from baton.orchestrator.budget import Budget
-from baton.orchestrator.usage import DEFAULT_PRICES, Price, Spent, parse_prices, price_for
+from baton.orchestrator.events import RunEvents, read_events
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.usage import (
+    DEFAULT_PRICES,
+    Price,
+    Spent,
+    TokenMeter,
+    parse_prices,
+    price_for,
+)
 from baton.providers.claude_hooks import transcript_usage
 from baton.providers.codex_signals import rollout_usage
 from baton.scripted_agent.usage import UsageRecorder, estimate_tokens, read_usage
@@ -110,3 +120,82 @@ def test_budget_names_the_figure() -> None:
         BudgetExhausted, match=r"MAX_COST_USD=0.25 reached: the agents used \$0\.3000"
     ):
         Budget(max_cost_usd=0.25).check(Spent(1, 0.3))
+
+
+class _Readings:
+    """A usage source that answers from a list, then repeats its last answer."""
+
+    def __init__(self, *answers: Usage | None) -> None:
+        self.answers = list(answers)
+        self.calls = 0
+
+    def usage(self, terminal_id: str) -> Usage | None:
+        self.calls += 1
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def _meter(source: _Readings, tmp_path: Path, **kwargs: object) -> tuple[TokenMeter, Path]:
+    events = RunEvents(tmp_path)
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    meter = TokenMeter(
+        source,
+        DEFAULT_PRICES,
+        events,
+        RunLog(io.StringIO()),
+        clock=lambda: now[0],
+        sleep=sleep,
+        **kwargs,  # type: ignore[arg-type]
+    )
+    assert events.path is not None
+    return meter, events.path
+
+
+def test_meter_waits_for_a_record_that_lags_the_screen(tmp_path: Path) -> None:
+    late = Usage(120, 20, 30, "gpt-5")
+    source = _Readings(None, None, late)
+    meter, log = _meter(source, tmp_path)
+    delta = meter.after_turn("tester", "0a1b2c3d", {"round": 1, "phase": "tester", "cycle": 1})
+    assert delta == late
+    assert source.calls == 3
+    (event,) = read_events(log)
+    assert event["input_tokens"] == 120 and event["cached_input_tokens"] == 20
+    assert event["cost_usd"] == pytest.approx((100 * 1.25 + 20 * 0.125 + 30 * 10) / 1e6)
+    # The next turn: only what was added since.
+    source.answers = [late, Usage(200, 20, 50, "gpt-5")]
+    assert meter.after_turn("tester", "0a1b2c3d", {}) == Usage(80, 0, 20, "gpt-5")
+    assert meter.spent.tokens == 250
+
+
+def test_meter_gives_up_on_a_silent_terminal_and_stops_waiting_for_it(tmp_path: Path) -> None:
+    source = _Readings(None)
+    meter, log = _meter(source, tmp_path, settle_seconds=1.0)
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) is None
+    waited = source.calls
+    assert waited > 1
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) is None
+    assert source.calls == waited + 1
+    assert list(read_events(log)) == []
+
+
+def test_meter_resumes_counting_from_the_record(tmp_path: Path) -> None:
+    earlier = [
+        {
+            "event": "tokens",
+            "terminal_id": "0a1b2c3d",
+            "input_tokens": 100,
+            "cached_input_tokens": 0,
+            "output_tokens": 10,
+            "model": "m",
+            "cost_usd": 0.5,
+        },
+        {"event": "answer", "terminal_id": "0a1b2c3d"},
+    ]
+    source = _Readings(Usage(150, 0, 15, "m"))
+    meter = TokenMeter(source, {}, RunEvents(tmp_path), RunLog(io.StringIO()), earlier)
+    assert meter.spent == Spent(110, 0.5)
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) == Usage(50, 0, 5, "m")
+    assert meter.spent.tokens == 165

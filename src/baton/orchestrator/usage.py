@@ -8,7 +8,8 @@ of those events, so a resumed run carries on counting from its own record.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -65,6 +66,7 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "scripted": Price(0.0, 0.0, 0.0),
 }
 
+_SETTLE_POLL_SECONDS = 0.2
 _PRICE_FIELDS = ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
 
 
@@ -131,8 +133,16 @@ class TokenMeter:
         events: RunEvents,
         log: RunLog,
         earlier: Iterable[Mapping[str, Any]] = (),
+        *,
+        settle_seconds: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.source = source
+        self.settle_seconds = settle_seconds
+        self._clock = clock
+        self._sleep = sleep
+        self._silent: set[str] = set()  # terminals that never reported within the wait
         self.prices = prices
         self.events = events
         self.log = log
@@ -163,7 +173,7 @@ class TokenMeter:
         if not self.available:
             return None
         try:
-            reading = self.source.usage(terminal_id)
+            reading = self._settled_reading(terminal_id)
         except ApiHttpError as error:
             if error.status_code in (404, 405, 501):
                 self.available = False
@@ -178,7 +188,9 @@ class TokenMeter:
             self.log.warning(f"cannot read the tokens of terminal {terminal_id}: {error}")
             return None
         if reading is None:
+            self._silent.add(terminal_id)
             return None
+        self._silent.discard(terminal_id)
         delta = reading.minus(self._seen.get(terminal_id, Usage()))
         self._seen[terminal_id] = reading
         cost = self._cost(delta)
@@ -194,9 +206,27 @@ class TokenMeter:
             output_tokens=delta.output_tokens,
             cached_input_tokens=delta.cached_input_tokens,
             model=delta.model,
-            cost_usd=round(cost, 6) if cost is not None else None,
+            cost_usd=cost,
         )
         return delta
+
+    def _settled_reading(self, terminal_id: str) -> Usage | None:
+        """The terminal's usage once it moved past the last reading.
+
+        A CLI writes its record a moment after its screen shows the turn done (Codex's
+        rollout is found through the notify payload of the finished turn), so a reading
+        that is missing or unchanged is retried for up to `settle_seconds`; a terminal
+        that never reported is not waited for again.
+        """
+        before = self._seen.get(terminal_id)
+        deadline = self._clock() + self.settle_seconds
+        while True:
+            reading = self.source.usage(terminal_id)
+            if reading is not None and reading != before:
+                return reading
+            if terminal_id in self._silent or self._clock() >= deadline:
+                return reading
+            self._sleep(_SETTLE_POLL_SECONDS)
 
     def _cost(self, delta: Usage) -> float | None:
         price = price_for(delta.model, self.prices)
