@@ -118,6 +118,9 @@ class Orchestrator:
             round=state.current_round,
             phase=state.current_phase,
             max_rounds=self.settings.max_rounds,
+            max_tokens=self.settings.max_tokens,
+            max_cost_usd=self.settings.max_cost_usd,
+            start_agent=self.settings.start_agent or "analyst",
         )
         if not prepared.resumed:
             record_git_start(self.settings, self.events, self.log)

@@ -77,6 +77,10 @@ def test_token_budget_stops_between_turns_and_resumes(
         told_budget = [json.loads(r.body) for r in receiver.received("/")]
         events = _events(project)
         state = _state(project)
+        # Run again without raising it: it stops at once, sending nothing.
+        again = _run(_env(baton_server, project, MAX_TOKENS=str(budget), **notify))
+        told_budget = [json.loads(r.body) for r in receiver.received("/")]
+        sent_again = [e for e in _events(project) if e["event"] == "prompt_sent"]
         second = _run(
             _env(baton_server, project, MAX_TOKENS=str(budget * 100), CLEANUP_ON_EXIT="1", **notify)
         )
@@ -115,18 +119,23 @@ def test_token_budget_stops_between_turns_and_resumes(
     assert budget_event["spent"] == totals[-1]
     assert state["final_status"] == "RUNNING"
     assert state["awaiting"] is None
-    # The person was told, with the same line.
-    assert [p["event"] for p in told_budget] == ["budget"]
+    assert again.returncode == 1, again.stderr
+    assert f"budget MAX_TOKENS={budget} reached" in again.stderr
+    assert len(sent_again) == len(prompts)
+    # The person was told, with the same line, each time.
+    assert [p["event"] for p in told_budget] == ["budget", "budget"]
     assert told_budget[0]["message"] == lines[0].removeprefix("baton: ")
     assert told_budget[0]["state_file"] == str(project.root / ".tmp/codex-3agents-loop-state.json")
 
     # Raised budget: the same run continues to its PASS, counting on from its record.
     assert second.returncode == 0, second.stderr
     assert [p["event"] for p in told_pass] == ["pass"]
-    assert [r.headers["title"] for r in ntfy] == ["Baton: budget reached", "Baton: RESULT: PASS"]
+    assert [r.headers["title"] for r in ntfy] == ["Baton: budget reached"] * 2 + [
+        "Baton: RESULT: PASS"
+    ]
     assert "RESULT: PASS" in second.stderr
     events = _events(project)
-    assert [e["event"] for e in events].count("run_resume") == 1
+    assert [e["event"] for e in events].count("run_resume") == 2
     tokens = [e for e in events if e["event"] == "tokens"]
     prompts = [e for e in events if e["event"] == "prompt_sent"]
     assert len(tokens) == len(prompts) > len(totals)
