@@ -160,7 +160,7 @@ def test_meter_waits_for_a_record_that_lags_the_screen(tmp_path: Path) -> None:
     meter, log = _meter(source, tmp_path)
     delta = meter.after_turn("tester", "0a1b2c3d", {"round": 1, "phase": "tester", "cycle": 1})
     assert delta == late
-    assert source.calls == 3
+    assert source.calls == 4  # None, None, the record, the record again (settled)
     (event,) = read_events(log)
     assert event["input_tokens"] == 120 and event["cached_input_tokens"] == 20
     assert event["cost_usd"] == pytest.approx((100 * 1.25 + 20 * 0.125 + 30 * 10) / 1e6)
@@ -168,6 +168,13 @@ def test_meter_waits_for_a_record_that_lags_the_screen(tmp_path: Path) -> None:
     source.answers = [late, Usage(200, 20, 50, "gpt-5")]
     assert meter.after_turn("tester", "0a1b2c3d", {}) == Usage(80, 0, 20, "gpt-5")
     assert meter.spent.tokens == 250
+
+
+def test_meter_takes_a_record_still_being_written_only_once_it_settles(tmp_path: Path) -> None:
+    partial, whole = Usage(100, 0, 10, "claude-x"), Usage(250, 50, 40, "claude-x")
+    source = _Readings(partial, whole, whole)
+    meter, _ = _meter(source, tmp_path)
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) == whole
 
 
 def test_meter_gives_up_on_a_silent_terminal_and_stops_waiting_for_it(tmp_path: Path) -> None:

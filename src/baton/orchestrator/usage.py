@@ -66,7 +66,7 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "scripted": Price(0.0, 0.0, 0.0),
 }
 
-_SETTLE_POLL_SECONDS = 0.2
+_SETTLE_POLL_SECONDS = 0.25
 _PRICE_FIELDS = ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
 
 
@@ -211,22 +211,25 @@ class TokenMeter:
         return delta
 
     def _settled_reading(self, terminal_id: str) -> Usage | None:
-        """The terminal's usage once it moved past the last reading.
+        """The terminal's usage once its record has caught up with the finished turn.
 
         A CLI writes its record a moment after its screen shows the turn done (Codex's
-        rollout is found through the notify payload of the finished turn), so a reading
-        that is missing or unchanged is retried for up to `settle_seconds`; a terminal
-        that never reported is not waited for again.
+        rollout is found through the notify payload of the finished turn; Claude Code
+        flushes its transcript after the Stop hook), so the reading is taken once it has
+        moved past the last one and then held still for a poll, for up to
+        `settle_seconds`. A terminal that never reported is not waited for again.
         """
         before = self._seen.get(terminal_id)
         deadline = self._clock() + self.settle_seconds
-        while True:
-            reading = self.source.usage(terminal_id)
-            if reading is not None and reading != before:
-                return reading
-            if terminal_id in self._silent or self._clock() >= deadline:
-                return reading
+        reading = self.source.usage(terminal_id)
+        while self._clock() < deadline and terminal_id not in self._silent:
             self._sleep(_SETTLE_POLL_SECONDS)
+            latest = self.source.usage(terminal_id)
+            moved = latest is not None and latest != before
+            if moved and latest == reading:
+                return latest
+            reading = latest
+        return reading
 
     def _cost(self, delta: Usage) -> float | None:
         price = price_for(delta.model, self.prices)
