@@ -7,11 +7,13 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from baton import __version__
-from baton.errors import BatonError, ConfigError, RunInterrupted
+from baton.errors import BatonError, BudgetExhausted, ConfigError, RunInterrupted
+from baton.run_options import setting_options
 
 __all__ = ["cli", "main"]
 
@@ -25,6 +27,9 @@ def _exit_code_for(action: Callable[[], int]) -> int:
     except RunInterrupted as interrupted:
         click.echo(f"baton: {interrupted}", err=True)
         return 128 + interrupted.signum
+    except BudgetExhausted as exhausted:
+        click.echo(f"baton: {exhausted}", err=True)
+        return EXIT_FAILURE
     except BatonError as error:
         click.echo(f"baton: error: {error}", err=True)
         return EXIT_FAILURE
@@ -36,19 +41,21 @@ def cli() -> None:
     """Run a team of terminal coding agents until the scenario test passes."""
 
 
-@cli.command()
+@cli.command(context_settings={"max_content_width": 100})
 @click.argument("config", required=False, type=click.Path(path_type=Path, dir_okay=False))
-def run(config: Path | None) -> None:
+@setting_options
+def run(config: Path | None, **options: Any) -> None:
     """Run the analyst → review → programmer → review → tester loop.
 
-    Configuration comes from environment variables (API, PROVIDER, WD, PROMPT,
-    PROMPT_FILE, MAX_ROUNDS, …), then the optional JSON CONFIG file, then defaults.
+    Every setting is an option, an environment variable (API, PROVIDER, WD, PROMPT,
+    PROMPT_FILE, MAX_ROUNDS, …) and a key of the optional JSON CONFIG file; an option
+    wins over the environment, which wins over the file, which wins over the default.
     """
     from baton.orchestrator.config import load_settings
     from baton.orchestrator.loop import run_orchestrator
 
     def action() -> int:
-        return run_orchestrator(load_settings(config, os.environ))
+        return run_orchestrator(load_settings(config, os.environ, options))
 
     sys.exit(_exit_code_for(action))
 

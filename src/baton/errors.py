@@ -4,6 +4,8 @@
     ├── ConfigError                 a bad env var, JSON config or prompt (names the key)
     ├── StateFileError              a state file that cannot be read, written or resumed
     ├── RunInterrupted              SIGINT/SIGTERM arrived; carries the signal number
+    ├── BudgetExhausted             MAX_TOKENS or MAX_COST_USD reached; the run is resumable
+    ├── GitCommitError              POST_GIT_COMMIT could not commit the change
     ├── ApiError                    talking to the CAO-compatible API failed
     │   ├── ApiUnreachableError     nothing answers at the API URL
     │   └── ApiHttpError            the server answered 4xx/5xx (status_code, detail)
@@ -37,9 +39,11 @@ __all__ = [
     "AttachError",
     "BadRequestError",
     "BatonError",
+    "BudgetExhausted",
     "CockpitError",
     "ConfigError",
     "EmptyMessageError",
+    "GitCommitError",
     "HandoffError",
     "HandoffTimeout",
     "InputNotAcceptedError",
@@ -66,6 +70,23 @@ class ConfigError(BatonError):
 
 class StateFileError(BatonError):
     """The state file cannot be read, written or resumed from."""
+
+
+class BudgetExhausted(BatonError):
+    """A budget (`budget`: MAX_TOKENS or MAX_COST_USD) was reached between two turns.
+
+    The state stays RUNNING: raising the budget and running again continues the run.
+    """
+
+    def __init__(self, message: str, *, budget: str, limit: float, spent: float) -> None:
+        super().__init__(message)
+        self.budget = budget
+        self.limit = limit
+        self.spent = spent
+
+
+class GitCommitError(BatonError):
+    """The commit after a PASS (POST_GIT_COMMIT) could not be made."""
 
 
 class RunInterrupted(BatonError):

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from tests.e2e.clis import require_cli
@@ -52,6 +53,8 @@ class TeamServer:
 
     server: ServerProcess
     brain: Brain
+    # The model server of each CLI (`codex`, `claude_code`), for what it reported.
+    models: dict[str, Any] = field(default_factory=dict)
 
 
 def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
@@ -69,12 +72,14 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[TeamServer]:
     """Model servers for `providers` (`codex`, `claude_code`) and `baton serve` using them."""
     env: dict[str, str] = {}
+    models: dict[str, Any] = {}
     with ExitStack() as stack:
         if "codex" in providers:
             require_cli("codex")
             from tests.e2e.model.openai_responses import codex_environment, openai_model_server
 
             model = stack.enter_context(openai_model_server(brain))
+            models["codex"] = model
             _merge_env(env, codex_environment(tmp_path / "codex-home", model))
         if "claude_code" in providers:
             require_cli("claude")
@@ -84,11 +89,12 @@ def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[T
             )
 
             model = stack.enter_context(anthropic_model_server(brain))
+            models["claude_code"] = model
             _merge_env(env, claude_environment(tmp_path / "claude-home", model))
         if "PATH" in env:
             env["PATH"] = os.pathsep.join([env["PATH"], os.environ.get("PATH", "")])
         server = stack.enter_context(running_baton_server(tmp_path, env=env))
-        yield TeamServer(server=server, brain=brain)
+        yield TeamServer(server=server, brain=brain, models=models)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from baton.errors import ApiError, ApiHttpError, ApiUnreachableError
+from baton.usage import Usage
 
 __all__ = ["DEFAULT_TIMEOUT", "ApiClient"]
 
@@ -132,6 +133,12 @@ class ApiClient:
         data = self._json("GET", f"/terminals/{terminal_id}/output", params={"mode": "last"})
         output = data.get("output")
         return output if isinstance(output, str) else ""
+
+    def usage(self, terminal_id: str) -> Usage | None:
+        """`GET /terminals/{id}/usage` (a `baton serve` route): the terminal's cumulative
+        tokens, None while unknown. A server without the route answers 404 (ApiHttpError)."""
+        data = self._json("GET", f"/terminals/{terminal_id}/usage")
+        return Usage.from_json(data)
 
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the agent CLI to exit (`POST /terminals/{id}/exit`)."""

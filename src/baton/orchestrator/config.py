@@ -20,9 +20,18 @@ place in the optional JSON file given as `baton run path/to/config.json`:
                        "idle_grace_seconds": 30, "strict": true},
       "state":        {"file": ".tmp/codex-3agents-loop-state.json", "resume": null,
                        "cleanup_on_exit": false},
-      "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}}
+      "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}},
+      "start_agent": "programmer",             START_AGENT (a new run starts at this role)
+      "git":          {"post_commit": false},  POST_GIT_COMMIT
+      "notify":       {"ntfy_topic": "", "ntfy_url": "https://ntfy.sh", "webhook_url": "",
+                       "urls": "", "desktop": true},
+      "prices":       {"gpt-5": {"input_per_mtok": 1.25, "cached_input_per_mtok": 0.125,
+                                 "output_per_mtok": 10.0}}
     }
 
+`limits` also takes `max_tokens` (MAX_TOKENS) and `max_cost_usd` (MAX_COST_USD).
+
+Options of `baton run` (`--max-rounds 3`, …) win over both: option > env > JSON > default.
 An environment variable set to the empty string counts as unset. `PROMPT`/`PROMPT_FILE`
 are taken as a pair from the first layer that sets either, so an env `PROMPT` overrides a
 file's `prompt_file`. Every bad value raises `ConfigError` with one line naming the key.
@@ -32,6 +41,7 @@ it validates itself the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +59,7 @@ from baton.orchestrator.config_keys import (
     read_prompt_file,
 )
 from baton.orchestrator.prompts import PromptParts, parse_prompt
+from baton.orchestrator.usage import DEFAULT_PRICES, Price
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = [
@@ -61,6 +72,8 @@ __all__ = [
 ]
 
 DEFAULT_STATE_FILE_NAME = "codex-3agents-loop-state.json"
+START_AGENTS = ("analyst", "programmer", "tester")
+_NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,16 @@ class Settings:
     state_file: Path | None = None
     resume: bool | None = None  # None: auto-resume a RUNNING state; True: must; False: never
     cleanup_on_exit: bool = False
+    max_tokens: int | None = None
+    max_cost_usd: float | None = None
+    start_agent: str = ""
+    post_git_commit: bool = False
+    ntfy_topic: str = ""
+    ntfy_url: str = "https://ntfy.sh"
+    webhook_url: str = ""
+    notify_urls: str = ""
+    notify_desktop: bool = True
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     token: str | None = field(default=None, repr=False)
     agents: Mapping[str, AgentOverride] = field(default_factory=dict)
     prompt_source: str = "PROMPT"
@@ -111,6 +134,17 @@ class Settings:
             raise ConfigError(f"WD: not a directory: {self.wd}")
         if not self.api.startswith(("http://", "https://")):
             raise ConfigError(f"API: expected an http:// or https:// URL, got {self.api!r}")
+        if self.start_agent and self.start_agent not in START_AGENTS:
+            raise ConfigError(
+                f"START_AGENT: expected one of {', '.join(START_AGENTS)}, got {self.start_agent!r}"
+            )
+        for name, url in (("NTFY_URL", self.ntfy_url), ("WEBHOOK_URL", self.webhook_url)):
+            if url and not url.startswith(("http://", "https://")):
+                raise ConfigError(f"{name}: expected an http:// or https:// URL, got {url!r}")
+        if self.ntfy_topic and not _NTFY_TOPIC.fullmatch(self.ntfy_topic):
+            raise ConfigError(
+                f"NTFY_TOPIC: expected 1-64 letters, digits, '-' or '_', got {self.ntfy_topic!r}"
+            )
         if not self.provider.strip():
             raise ConfigError("PROVIDER: must not be empty")
         for role, override in self.agents.items():
@@ -156,20 +190,45 @@ def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def load_settings(config_path: Path | None, environ: Mapping[str, str]) -> Settings:
-    """Settings from env vars over the optional JSON file over defaults; ConfigError if bad."""
+def _option_values(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings given as `baton run` options (None: not given), checked like env values."""
+    values: dict[str, Any] = {}
+    for key in SETTING_KEYS:
+        value = options.get(key.attribute)
+        if value is None:
+            continue
+        try:
+            check_range(key, value)
+        except ConfigError as error:
+            option = "--" + key.attribute.replace("_", "-")
+            raise ConfigError(f"{option}{str(error)[len(key.env) :]}") from None
+        values[key.attribute] = Path(value).expanduser() if key.kind == "path" else value
+    return values
+
+
+def load_settings(
+    config_path: Path | None,
+    environ: Mapping[str, str],
+    options: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Settings from options over env vars over the optional JSON file over defaults.
+
+    `options` are `baton run`'s (attribute → value, None when not given, plus `prompt`
+    and `prompt_file`); ConfigError names the first bad value.
+    """
+    options = options or {}
     file_values: dict[str, Any] = {}
     file_prompt: dict[str, Any] = {}
     if config_path is not None:
         path = Path(config_path).expanduser()
         file_values, file_prompt = read_config_file(path)
-    values = {**file_values, **_env_values(environ)}
+    values = {**file_values, **_env_values(environ), **_option_values(options)}
 
     values.setdefault("wd", Path.cwd())
     if "state_file" in values and not Path(values["state_file"]).is_absolute():
         values["state_file"] = Path.cwd() / values["state_file"]
 
-    prompt, prompt_file, source = _choose_prompt(environ, file_prompt)
+    prompt, prompt_file, source = _choose_prompt(environ, file_prompt, options)
     token = environ.get("BATON_TOKEN") or None
     return Settings(
         **values,
@@ -181,22 +240,31 @@ def load_settings(config_path: Path | None, environ: Mapping[str, str]) -> Setti
 
 
 def _choose_prompt(
-    environ: Mapping[str, str], file_prompt: Mapping[str, Any]
+    environ: Mapping[str, str], file_prompt: Mapping[str, Any], options: Mapping[str, Any]
 ) -> tuple[str | None, Path | None, str]:
     """The prompt text from the first layer that sets PROMPT or PROMPT_FILE (file wins)."""
     layers: list[tuple[str, Callable[[str], Any]]] = [
+        ("option", lambda name: options.get(name)),
         ("env", lambda name: environ.get(name.upper()) or None),
         ("json", lambda name: file_prompt.get(name)),
     ]
+    labels = {
+        ("option", "prompt_file"): "--prompt-file",
+        ("option", "prompt"): "--prompt",
+        ("env", "prompt_file"): "PROMPT_FILE",
+        ("env", "prompt"): "PROMPT",
+        ("json", "prompt_file"): "prompt_file",
+        ("json", "prompt"): "config prompt",
+    }
     for layer, get in layers:
         prompt_file = get("prompt_file")
         if prompt_file is not None:
-            label = "PROMPT_FILE" if layer == "env" else "prompt_file"
+            label = labels[(layer, "prompt_file")]
             path = Path(prompt_file).expanduser()
-            if layer == "env":
+            if layer != "json":
                 path = Path.cwd() / path
             return read_prompt_file(path, label), path, f"{label} {path}"
         prompt = get("prompt")
         if prompt is not None:
-            return prompt, None, "PROMPT" if layer == "env" else "config prompt"
+            return prompt, None, labels[(layer, "prompt")]
     return None, None, "PROMPT"

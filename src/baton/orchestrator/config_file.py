@@ -1,7 +1,7 @@
 """The optional JSON config file: read it, reject unknown keys, flatten it to settings.
 
 Sections group the settings (`limits`, `review`, `condensation`, `handoff`, `state`,
-`agents`); relative paths in the file are relative to the file's folder.
+`git`, `notify`, `agents`, `prices`); relative paths in the file are relative to the file's folder.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from baton.orchestrator.config_keys import (
     check_range,
     parse_value,
 )
+from baton.orchestrator.usage import DEFAULT_PRICES, parse_prices
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["read_config_file"]
@@ -29,7 +30,7 @@ for _key in SETTING_KEYS:
     if len(_key.json_path) == 2:
         _SECTIONS.setdefault(_key.json_path[0], set()).add(_key.json_path[1])
 _TOP_LEVEL = {k.json_path[0] for k in SETTING_KEYS if len(k.json_path) == 1}
-_TOP_LEVEL |= set(_PROMPT_JSON_KEYS) | {"agents"}
+_TOP_LEVEL |= set(_PROMPT_JSON_KEYS) | {"agents", "prices"}
 
 
 def _read_json_file(path: Path) -> dict[str, Any]:
@@ -66,6 +67,9 @@ def _json_values(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], dict
                 _store(path, base, values, (name, sub), sub_raw)
         elif name == "agents":
             values["agents"] = _parse_agents(path, raw)
+        elif name == "prices":
+            # Defaults stay for the models the file does not name.
+            values["prices"] = {**DEFAULT_PRICES, **parse_prices(raw, f"{path}: prices")}
         elif name in _PROMPT_JSON_KEYS:
             if not isinstance(raw, str):
                 raise ConfigError(f"{path}: {name}: expected a string, got {raw!r}")

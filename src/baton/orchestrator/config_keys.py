@@ -45,9 +45,11 @@ class SettingKey:
     attribute: str
     env: str
     json_path: tuple[str, ...]
-    kind: str  # "str", "path", "int", "seconds", "bool", "tristate"
+    kind: str  # "str", "path", "int", "seconds", "usd", "bool", "tristate"
     minimum: float | None = None
     positive: bool = False
+    optional: bool = False  # None (unset) is a value: no limit, not configured
+    help: str = ""  # one line for `baton run --help`
 
     @property
     def json_name(self) -> str:
@@ -127,11 +129,71 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     SettingKey("state_file", "STATE_FILE", ("state", "file"), "path"),
     SettingKey("resume", "RESUME", ("state", "resume"), "tristate"),
     SettingKey("cleanup_on_exit", "CLEANUP_ON_EXIT", ("state", "cleanup_on_exit"), "bool"),
+    SettingKey(
+        "max_tokens",
+        "MAX_TOKENS",
+        ("limits", "max_tokens"),
+        "int",
+        1,
+        optional=True,
+        help="Stop between turns once the agents used this many tokens (input + output).",
+    ),
+    SettingKey(
+        "max_cost_usd",
+        "MAX_COST_USD",
+        ("limits", "max_cost_usd"),
+        "usd",
+        0,
+        positive=True,
+        optional=True,
+        help="Stop between turns once the agents' tokens cost this many US dollars.",
+    ),
+    SettingKey(
+        "start_agent",
+        "START_AGENT",
+        ("start_agent",),
+        "str",
+        help="Start a new run at this role: analyst, programmer or tester.",
+    ),
+    SettingKey(
+        "post_git_commit",
+        "POST_GIT_COMMIT",
+        ("git", "post_commit"),
+        "bool",
+        help="On PASS, commit what the agents changed (WD must be a clean git work tree).",
+    ),
+    SettingKey(
+        "ntfy_topic", "NTFY_TOPIC", ("notify", "ntfy_topic"), "str", help="ntfy topic to notify."
+    ),
+    SettingKey("ntfy_url", "NTFY_URL", ("notify", "ntfy_url"), "str", help="ntfy server."),
+    SettingKey(
+        "webhook_url",
+        "WEBHOOK_URL",
+        ("notify", "webhook_url"),
+        "str",
+        help="POST a JSON object here on each notification.",
+    ),
+    SettingKey(
+        "notify_urls",
+        "NOTIFY_URLS",
+        ("notify", "urls"),
+        "str",
+        help="More notification targets as apprise URLs, separated by spaces or commas.",
+    ),
+    SettingKey(
+        "notify_desktop",
+        "NOTIFY_DESKTOP",
+        ("notify", "desktop"),
+        "bool",
+        help="Desktop notifications (notify-send) when a desktop session is there.",
+    ),
 )
 
 
 def check_range(key: SettingKey, value: Any) -> None:
-    if key.kind not in ("int", "seconds") or key.minimum is None:
+    if value is None and key.optional:
+        return
+    if key.kind not in ("int", "seconds", "usd") or key.minimum is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{key.env}: expected a number, got {value!r}")
@@ -148,6 +210,8 @@ def check_range(key: SettingKey, value: Any) -> None:
 def parse_value(key: SettingKey, raw: Any, where: str) -> Any:
     """Turn one raw value (env string or JSON value) into the setting's type."""
     kind = key.kind
+    if raw is None and key.optional:
+        return None
     if kind in ("str", "path"):
         if not isinstance(raw, str):
             raise ConfigError(f"{where}: expected a string, got {raw!r}")
@@ -173,18 +237,19 @@ def parse_value(key: SettingKey, raw: Any, where: str) -> Any:
             except ValueError:
                 pass
         raise ConfigError(f"{where}: expected a whole number, got {raw!r}")
-    # seconds
+    # seconds or usd
+    unit = "US dollars" if kind == "usd" else "seconds"
     if isinstance(raw, int | float):
         value = float(raw)
     elif isinstance(raw, str):
         try:
             value = float(raw.strip())
         except ValueError:
-            raise ConfigError(f"{where}: expected a number of seconds, got {raw!r}") from None
+            raise ConfigError(f"{where}: expected a number of {unit}, got {raw!r}") from None
     else:
-        raise ConfigError(f"{where}: expected a number of seconds, got {raw!r}")
+        raise ConfigError(f"{where}: expected a number of {unit}, got {raw!r}")
     if not math.isfinite(value):
-        raise ConfigError(f"{where}: expected a finite number of seconds, got {raw!r}")
+        raise ConfigError(f"{where}: expected a finite number of {unit}, got {raw!r}")
     return value
 
 

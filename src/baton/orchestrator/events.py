@@ -12,15 +12,16 @@ crash loses at most the line being written.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EVENTS_FILE_NAME", "EventKind", "RunEvents", "read_events"]
+__all__ = ["EVENTS_FILE_NAME", "EventKind", "EventListener", "RunEvents", "read_events"]
 
 EVENTS_FILE_NAME = "events.jsonl"
 
@@ -42,19 +43,36 @@ class EventKind(StrEnum):
     TOKENS = "tokens"
     BUDGET = "budget"
     ERROR = "error"
+    GIT_START = "git_start"
+    GIT_COMMIT = "git_commit"
+
+
+# Called with each event's record after it is logged (the notifier subscribes this way).
+EventListener = Callable[[dict[str, Any]], None]
 
 
 class RunEvents:
-    """Appends events to one run's log; a run without an archive yet writes nowhere."""
+    """Appends events to one run's log; a run without an archive yet writes nowhere.
 
-    def __init__(self, directory: Path | None) -> None:
+    Listeners see every event, also those of a run without an archive yet, so whatever
+    reacts to the run (notifications) sees exactly what the log records.
+    """
+
+    def __init__(self, directory: Path | None, listeners: Iterable[EventListener] = ()) -> None:
         self.path = Path(directory) / EVENTS_FILE_NAME if directory is not None else None
+        self.listeners: list[EventListener] = list(listeners)
 
     def emit(self, kind: EventKind, **fields: Any) -> None:
-        """Append one event; a log that cannot be written never stops the run."""
+        """Append one event and tell the listeners; neither ever stops the run."""
+        record = {"ts": _now(), "event": kind.value, **fields}
+        self._append(record)
+        for listener in self.listeners:
+            with contextlib.suppress(Exception):  # a listener's failure is its own business
+                listener(dict(record))
+
+    def _append(self, record: dict[str, Any]) -> None:
         if self.path is None:
             return
-        record = {"ts": _now(), "event": kind.value, **fields}
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -15,20 +15,24 @@ import contextlib
 import shlex
 from pathlib import Path
 
-from baton.errors import ApiHttpError, BatonError, StateFileError
+from baton.errors import ApiHttpError, BatonError, BudgetExhausted, StateFileError
 from baton.gitinfo import git_head
+from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
-from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.events import EventKind, RunEvents, read_events
+from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Archive, Handoff, waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.notify import Notifier
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import FinalStatus, RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
@@ -62,7 +66,9 @@ class Orchestrator:
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
         self._creating: RunState | None = None  # a new team while its terminals are created
-        self.events = RunEvents(None)  # the run record, once the archive is known
+        self.notifier = Notifier.from_settings(settings, log)
+        # The run record, once the archive is known; the notifier listens from the start.
+        self.events = RunEvents(None, listeners=[self.notifier])
 
     # --- the whole run ---
 
@@ -71,12 +77,15 @@ class Orchestrator:
         try:
             try:
                 return self._run()
+            except BudgetExhausted:
+                raise  # recorded as a `budget` event; not an error of the run
             except BatonError as error:
                 self.events.emit(EventKind.ERROR, error=type(error).__name__, message=str(error))
                 raise
             finally:
                 self._shutdown()
         finally:
+            self.notifier.close()
             self.signals.restore()
 
     def _run(self) -> int:
@@ -99,7 +108,8 @@ class Orchestrator:
             self._creating = None
         state.archive_dir = str(archive.directory)
         self.state = state
-        self.events = RunEvents(archive.directory)
+        self.events = RunEvents(archive.directory, listeners=self.events.listeners)
+        self.notifier.context["run"] = str(archive.directory)
         self.events.emit(
             EventKind.RUN_RESUME if prepared.resumed else EventKind.RUN_START,
             api=self.settings.api,
@@ -112,14 +122,24 @@ class Orchestrator:
             phase=state.current_phase,
             max_rounds=self.settings.max_rounds,
             git_head=git_head(self.settings.wd),
+            max_tokens=self.settings.max_tokens,
+            max_cost_usd=self.settings.max_cost_usd,
+            start_agent=self.settings.start_agent or "analyst",
         )
+        if not prepared.resumed:
+            record_git_start(self.settings, self.events, self.log)
         machine = self._machine(prepared, archive)
         with self.signals.critical():
             machine.save()
         self.log.info(f"state file: {self.state_path}")
         self.log.info(f"answers are archived under {archive.directory}")
         self._print_how_to_watch()
-        return machine.run()
+        result = machine.run()
+        if result == 0 and self.settings.post_git_commit and self.events.path is not None:
+            commit_on_pass(
+                self.settings, state, self.events, read_events(self.events.path), self.log
+            )
+        return result
 
     def _machine(self, prepared: PreparedRun, archive: Archive) -> PhaseMachine:
         """The phase machine for the team in `prepared.state`, its handoff and prompts."""
@@ -143,6 +163,13 @@ class Orchestrator:
             state_file=self.state_path,
         )
         handoff.ensure_response_dir()
+        meter = TokenMeter(
+            self.api,
+            self.settings.prices,
+            self.events,
+            self.log,
+            earlier=read_events(self.events.path) if self.events.path else (),
+        )
         return PhaseMachine(
             self.settings,
             self.api,
@@ -154,6 +181,8 @@ class Orchestrator:
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
             self.events,
+            meter=meter,
+            budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
         )
 
     def _print_how_to_watch(self) -> None:

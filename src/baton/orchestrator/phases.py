@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from baton.errors import MissingResponseError
+from baton.errors import BudgetExhausted, MissingResponseError
+from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
@@ -35,6 +36,7 @@ from baton.orchestrator.state import (
     Step,
     save_state,
 )
+from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL, Role
 
 __all__ = ["PhaseMachine"]
@@ -94,6 +96,8 @@ class PhaseMachine:
         prompts: PromptComposer,
         explore: ExploreTracker,
         events: RunEvents | None = None,
+        meter: TokenMeter | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.settings = settings
         self.api = api
@@ -105,6 +109,8 @@ class PhaseMachine:
         self.prompts = prompts
         self.explore = explore
         self.events = events or RunEvents(None)
+        self.meter = meter
+        self.budget = budget or Budget()
 
     # --- the rounds ---
 
@@ -261,6 +267,7 @@ class PhaseMachine:
                     f"no answer arrived from {role.title} for the earlier prompt; sending it again"
                 )
         if response is None:
+            self._check_budget()
             response = self.handoff.send_and_receive(
                 terminal_id, role, build(), deliver=partial(self._deliver, role, where)
             )
@@ -273,12 +280,31 @@ class PhaseMachine:
             from_file=response.from_file,
             file=str(response.archived_to) if response.archived_to else None,
         )
+        if self.meter is not None:
+            self.meter.after_turn(role.output_key, terminal_id, self._where())
         if not response.text.strip():
             raise MissingResponseError(
                 f"{role.title} (terminal {terminal_id}) handed over an empty answer"
                 + (f" ({response.archived_to})" if response.archived_to else "")
             )
         return response
+
+    def _check_budget(self) -> None:
+        """Between turns: stop (state RUNNING, resumable) once a budget is used up."""
+        if self.meter is None or not self.budget.limited:
+            return
+        try:
+            self.budget.check(self.meter.spent)
+        except BudgetExhausted as exhausted:
+            self.events.emit(
+                EventKind.BUDGET,
+                **self._where(),
+                budget=exhausted.budget,
+                limit=exhausted.limit,
+                spent=exhausted.spent,
+                message=str(exhausted),
+            )
+            raise
 
     def _deliver(self, role: Role, where: str, terminal_id: str, message: str) -> None:
         """Type the prompt (the stale file already cleared), record that it was sent."""

@@ -4,6 +4,11 @@ RESUME unset resumes a RUNNING state by itself (a finished one, or phase `done`,
 new run); RESUME=1 must resume, and for a run that already finished it only reports that
 run's result (as the earlier Python orchestrator did); RESUME=0 always starts new. The
 prompt is checked here, so a bad one stops the run before the API is even called.
+
+START_AGENT starts a new run at a later role. What that role would have received from
+the roles before it is stood in for by the explore summary: the programmer gets it as
+its analyst output, the tester as the programmer's (with a note that no one changed the
+code in this run). Only the first round starts there; a FAIL goes back to the analyst.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from baton.orchestrator.state import (
     should_auto_resume,
 )
 
-__all__ = ["PreparedRun", "prepare_run"]
+__all__ = ["PreparedRun", "prepare_run", "start_at"]
 
 
 @dataclass
@@ -48,6 +53,8 @@ def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
     if resume is None:
         resume = should_auto_resume(path)
     if resume:
+        if settings.start_agent:
+            log.info(f"START_AGENT={settings.start_agent} applies to a new run only; resuming")
         return _resume(settings, log)
     if settings.prompt is None:
         raise ConfigError("no prompt: set PROMPT or PROMPT_FILE (or prompt in the config)")
@@ -58,7 +65,31 @@ def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
         wd=str(settings.wd),
         prompt=settings.prompt,
     )
+    if settings.start_agent and settings.start_agent != "analyst":
+        start_at(state, settings.start_agent, parts)
+        log.info(
+            f"START_AGENT={settings.start_agent}: the run starts at the {settings.start_agent}"
+        )
     return PreparedRun(state, False, parts)
+
+
+def start_at(state: RunState, role: str, parts: PromptParts) -> None:
+    """Put a new run's state at `role` (programmer or tester), upstream from the prompt."""
+    summary = parts.explore_summary.strip()
+    state.current_phase = Phase(role)
+    state.outputs["analyst"] = (
+        "ANALYST_SUMMARY\n"
+        f"(No analyst ran: this run started at the {role} with START_AGENT. "
+        "The request's explore summary stands in for the analysis.)\n\n"
+        f"{summary}"
+    )
+    if role == "tester":
+        state.outputs["programmer"] = (
+            "PROGRAMMER_SUMMARY\n"
+            "(No programmer ran: this run started at the tester with START_AGENT. "
+            "Test the project as it is now against the scenario test; the request was:)\n\n"
+            f"{summary}"
+        )
 
 
 def _resume(settings: Settings, log: RunLog) -> PreparedRun:

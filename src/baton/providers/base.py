@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from baton.status import TerminalStatus
+from baton.usage import Usage
 
 __all__ = ["AgentProfile", "LaunchSpec", "Provider", "TerminalContext"]
 
@@ -98,6 +99,13 @@ class Provider(ABC):
     def last_message(self, history: str, ctx: TerminalContext) -> str:
         """The last answer, from native records where the CLI keeps them, else the screen."""
         return self.extract_last_message(history)
+
+    def usage(self, ctx: TerminalContext) -> Usage | None:
+        """Cumulative tokens the CLI spent in this terminal, from its own records.
+
+        None when the CLI keeps no such record (or has not written one yet).
+        """
+        return None
 
     def cleanup(self, ctx: TerminalContext) -> None:
         """Stop anything the CLI left running after its terminal is gone (daemons)."""

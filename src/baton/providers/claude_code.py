@@ -58,10 +58,12 @@ from baton.providers.claude_hooks import (
     HookLog,
     TurnState,
     last_assistant_text,
+    transcript_usage,
 )
 from baton.providers.claude_screen import Marker, last_answer, parse_screen, screen_status
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
+from baton.usage import Usage
 
 __all__ = ["ClaudeCodeProvider", "claude_config_path", "trust_workspace"]
 
@@ -241,6 +243,11 @@ class ClaudeCodeProvider(Provider):
         return log
 
     # -- the last answer ---------------------------------------------------------------------
+
+    def usage(self, ctx: TerminalContext) -> Usage | None:
+        """The session's tokens from the transcript the hooks name."""
+        transcript = self._log(ctx).transcript_path()
+        return transcript_usage(transcript) if transcript is not None else None
 
     def extract_last_message(self, history: str) -> str:
         return last_answer(history)

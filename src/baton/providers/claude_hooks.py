@@ -21,8 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from baton.providers.records import append_json_line
+from baton.usage import Usage
 
-__all__ = ["HOOK_EVENTS", "HookLog", "TurnState", "append_event", "last_assistant_text", "main"]
+__all__ = [
+    "HOOK_EVENTS",
+    "HookLog",
+    "TurnState",
+    "append_event",
+    "last_assistant_text",
+    "main",
+    "transcript_usage",
+]
 
 HOOK_EVENTS: tuple[str, ...] = ("UserPromptSubmit", "Stop", "StopFailure", "Notification")
 
@@ -154,6 +163,54 @@ def last_assistant_text(transcript: Path) -> str:
             if any(text.strip() for text in texts):
                 return "\n".join(texts).strip()
     return ""
+
+
+def transcript_usage(transcript: Path) -> Usage | None:
+    """The session's tokens: the `usage` of every assistant message in the transcript.
+
+    Claude Code writes one line per content block of a message, each with the message's
+    usage, so each message id counts once (its last line). Prompt tokens are the fresh,
+    cache-written and cache-read ones together; the cache reads are the cached part.
+    None when the transcript has no assistant message with usage.
+    """
+    try:
+        lines = transcript.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    by_message: dict[str, dict[str, Any]] = {}
+    model: str | None = None
+    for number, raw in enumerate(lines):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or entry.get("type") != "assistant":
+            continue
+        message = entry.get("message") or {}
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        by_message[str(message.get("id") or f"line-{number}")] = usage
+        if isinstance(message.get("model"), str) and not message["model"].startswith("<"):
+            model = message["model"]
+    if not by_message:
+        return None
+
+    def count(usage: dict[str, Any], name: str) -> int:
+        value = usage.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    cached = sum(count(u, "cache_read_input_tokens") for u in by_message.values())
+    prompt = sum(
+        count(u, "input_tokens") + count(u, "cache_creation_input_tokens")
+        for u in by_message.values()
+    )
+    return Usage(
+        input_tokens=prompt + cached,
+        cached_input_tokens=cached,
+        output_tokens=sum(count(u, "output_tokens") for u in by_message.values()),
+        model=model,
+    )
 
 
 if __name__ == "__main__":

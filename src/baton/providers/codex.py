@@ -63,9 +63,11 @@ from baton.providers.codex_signals import (
     codex_home,
     last_notify,
     rollout_last_message,
+    rollout_usage,
 )
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
+from baton.usage import Usage
 
 __all__ = ["CodexProvider", "toml_string"]
 
@@ -193,6 +195,15 @@ class CodexProvider(Provider):
         )
 
     # -- output -----------------------------------------------------------------------------
+
+    def usage(self, ctx: TerminalContext) -> Usage | None:
+        """The terminal's thread's tokens from its rollout log (the notify payload names it)."""
+        payload = last_notify(ctx.runtime_dir)
+        thread = str((payload or {}).get("thread-id") or "")
+        home = codex_home(ctx.env)
+        if not thread or not (home / "sessions").is_dir():
+            return None
+        return rollout_usage(home, thread)
 
     def extract_last_message(self, history: str) -> str:
         return extract_last_message(history)

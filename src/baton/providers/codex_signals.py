@@ -12,7 +12,9 @@ Three native records, as Codex 0.169 writes them:
   `<runtime dir>/codex-notify.jsonl`. Codex also notifies for its side thread that
   writes the session title; those payloads are recognised and skipped.
 - session logs `CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` with
-  `task_started` / `task_complete` (`last_agent_message`) / `turn_aborted`. They carry no
+  `task_started` / `task_complete` (`last_agent_message`) / `turn_aborted`, the model in
+  each `turn_context`, and after every model response a `token_count` event whose
+  `info.total_token_usage` is the thread's cumulative count. They carry no
   terminal identity (five terminals may share one working directory), so the rollout of
   a terminal is found by the thread id its notify payload names.
 """
@@ -26,12 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.usage import Usage
+
 __all__ = [
     "NOTIFY_FILE",
     "PaneStateReader",
     "codex_home",
     "last_notify",
     "rollout_last_message",
+    "rollout_usage",
 ]
 
 NOTIFY_FILE = "codex-notify.jsonl"
@@ -113,19 +118,64 @@ def last_notify(runtime_dir: Path) -> dict[str, Any] | None:
     return None
 
 
+def _rollout_file(home: Path, thread_id: str) -> Path | None:
+    if not re.fullmatch(r"[0-9A-Za-z-]{8,64}", thread_id):
+        return None
+    candidates = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+    return candidates[-1] if candidates else None
+
+
+def rollout_usage(home: Path, thread_id: str) -> Usage | None:
+    """The thread's cumulative tokens (latest `token_count`) and model (latest turn context).
+
+    None when there is no log for the thread or it has no token count yet.
+    """
+    path = _rollout_file(home, thread_id)
+    if path is None:
+        return None
+    totals: dict[str, Any] | None = None
+    model: str | None = None
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if '"token_count"' not in line and '"turn_context"' not in line:
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                kind, payload = entry.get("type"), entry.get("payload") or {}
+                if kind == "turn_context" and isinstance(payload.get("model"), str):
+                    model = payload["model"]
+                elif payload.get("type") == "token_count":
+                    info = payload.get("info") or {}
+                    if isinstance(info.get("total_token_usage"), dict):
+                        totals = info["total_token_usage"]
+    except OSError:
+        return None
+    if totals is None:
+        return None
+    return Usage.from_json(
+        {
+            "input_tokens": totals.get("input_tokens", 0),
+            "cached_input_tokens": totals.get("cached_input_tokens", 0),
+            "output_tokens": totals.get("output_tokens", 0),
+            "model": model,
+        }
+    )
+
+
 def rollout_last_message(home: Path, thread_id: str) -> str | None:
     """`last_agent_message` of the thread's latest task, from its rollout log.
 
     None when there is no log for the thread or its latest task has not finished.
     """
-    if not re.fullmatch(r"[0-9A-Za-z-]{8,64}", thread_id):
-        return None
-    candidates = sorted((home / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
-    if not candidates:
+    path = _rollout_file(home, thread_id)
+    if path is None:
         return None
     message: str | None = None
     try:
-        with candidates[-1].open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8") as handle:
             for line in handle:
                 if '"task_complete"' not in line and '"task_started"' not in line:
                     continue

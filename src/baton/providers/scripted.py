@@ -19,7 +19,9 @@ from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.screen import last_lines, normalize_screen
 from baton.scripted_agent import ui
+from baton.scripted_agent.usage import USAGE_FILE, read_usage
 from baton.status import TerminalStatus
+from baton.usage import Usage
 
 __all__ = ["ScriptedProvider"]
 
@@ -48,6 +50,8 @@ class ScriptedProvider(Provider):
                 str(instructions),
                 "--transcript-dir",
                 str(ctx.runtime_dir / "inputs"),
+                "--usage-file",
+                str(ctx.runtime_dir / USAGE_FILE),
             ],
             env={"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"},
         )
@@ -75,6 +79,10 @@ class ScriptedProvider(Provider):
                 return TerminalStatus.ERROR
             return TerminalStatus.IDLE
         return TerminalStatus.PROCESSING
+
+    def usage(self, ctx: TerminalContext) -> Usage | None:
+        """The counts the agent keeps in its usage file (four UTF-8 bytes a token)."""
+        return read_usage(ctx.runtime_dir / USAGE_FILE)
 
     def extract_last_message(self, history: str) -> str:
         lines = normalize_screen(history).split("\n")

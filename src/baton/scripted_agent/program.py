@@ -27,6 +27,7 @@ from pathlib import Path
 from baton.private import private_dir, write_private
 from baton.scripted_agent import answers, ui
 from baton.scripted_agent.keys import KeyParser
+from baton.scripted_agent.usage import UsageRecorder
 from baton.scripted_agent.work import Outcome, RoleWorker
 
 __all__ = ["ScriptedAgent", "summarize"]
@@ -58,6 +59,7 @@ class ScriptedAgent:
         profile_name: str,
         directory: Path,
         transcript_dir: Path | None = None,
+        usage_file: Path | None = None,
         ask_trust: bool = False,
         ask_before_work: frozenset[str] = frozenset(),
         fd_in: int = 0,
@@ -72,6 +74,7 @@ class ScriptedAgent:
         self.fd_in = fd_in
         self.fd_out = fd_out
         self.worker = RoleWorker(directory)
+        self.usage = UsageRecorder(usage_file)
         self.parser = KeyParser()
         self.buffer = ""
         self.received = 0
@@ -210,7 +213,11 @@ class ScriptedAgent:
         def target() -> None:
             try:
                 time.sleep(self.worker.work_seconds())
-                result["outcome"] = self.worker.handle(message)
+                outcome = self.worker.handle(message)
+                # Counted before the answer is drawn: whoever reads the answer finds the
+                # turn's tokens already recorded.
+                self.usage.add_turn(message, outcome.answer)
+                result["outcome"] = outcome
             except Exception as error:  # shown on screen as the error state
                 result["error"] = f"{type(error).__name__}: {error}"
 
@@ -253,12 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="agent", help="role profile name (for the header)")
     parser.add_argument("--instructions", type=Path, help="system prompt file (the profile)")
     parser.add_argument("--transcript-dir", type=Path, help="keep every received message here")
+    parser.add_argument("--usage-file", type=Path, help="keep the cumulative token counts here")
     parser.add_argument("--ask-trust", action="store_true", help="show a first-run dialog")
     args = parser.parse_args(argv)
     agent = ScriptedAgent(
         profile_name=args.profile,
         directory=Path.cwd(),
         transcript_dir=args.transcript_dir,
+        usage_file=args.usage_file,
         ask_trust=args.ask_trust or os.environ.get("BATON_SCRIPTED_TRUST_DIALOG") == "1",
         ask_before_work=frozenset(
             role.strip()

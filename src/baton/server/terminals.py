@@ -38,6 +38,7 @@ from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry, TerminalRecord, iso_utc
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
+from baton.usage import Usage
 
 __all__ = ["DEFAULT_PROVIDER", "ServiceTimings", "TerminalService"]
 
@@ -332,6 +333,11 @@ class TerminalService:
             return history
         provider, ctx = self._provider(record)
         return provider.last_message(history, ctx)
+
+    def usage(self, terminal_id: str) -> Usage | None:
+        """Cumulative tokens of the terminal's agent, as its provider reads the CLI's records."""
+        provider, ctx = self._provider(self.record(terminal_id))
+        return provider.usage(ctx)
 
     def _screen(self, record: TerminalRecord) -> str:
         return normalize_screen(self.tmux.capture(record.pane_id))

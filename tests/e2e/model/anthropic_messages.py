@@ -78,6 +78,9 @@ class ModelServer:
     # The final answers sent in full, oldest first (what `output?mode=last` should show).
     answers: list[str] = field(default_factory=list)
     max_retries: int = MAX_RETRIES
+    # The final `usage` of every message sent, oldest first, with whether it answered a
+    # side request (`"side"`) or a request of the agent loop (`"turn"`).
+    usage_sent: list[tuple[str, dict[str, int]]] = field(default_factory=list)
     _attempts: dict[tuple[str, int, int], int] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -95,6 +98,18 @@ class ModelServer:
             key = (prompt, done_steps, length)
             self._attempts[key] = self._attempts.get(key, 0) + 1
             return self._attempts[key]
+
+    def conversation_usage(self) -> dict[str, int]:
+        """What the agent loop's messages reported, summed the way Baton reports usage."""
+        with self._lock:
+            turns = [usage for kind, usage in self.usage_sent if kind == "turn"]
+        cached = sum(u["cache_read_input_tokens"] for u in turns)
+        written = sum(u["cache_creation_input_tokens"] for u in turns)
+        return {
+            "input_tokens": sum(u["input_tokens"] for u in turns) + written + cached,
+            "cached_input_tokens": cached,
+            "output_tokens": sum(u["output_tokens"] for u in turns),
+        }
 
     def turn_requests(self) -> list[dict[str, Any]]:
         """The requests that were part of a turn (side requests left out)."""
@@ -180,7 +195,24 @@ def _content_for(step: Step) -> list[dict[str, Any]]:
     ]
 
 
-def _message(model: str, content: list[dict[str, Any]], stop_reason: str) -> dict[str, Any]:
+def _usage_for(body: Mapping[str, Any], content: list[dict[str, Any]]) -> dict[str, int]:
+    """Token counts that differ per request (about four bytes a token), part of the
+    prompt written to and part read from the cache, as the real API splits them."""
+    prompt = 50 + len(json.dumps(body)) // 4
+    return {
+        "input_tokens": prompt // 4,
+        "cache_creation_input_tokens": prompt // 4,
+        "cache_read_input_tokens": prompt - 2 * (prompt // 4),
+        "output_tokens": 5 + len(json.dumps(content)) // 4,
+    }
+
+
+def _message(
+    model: str,
+    content: list[dict[str, Any]],
+    stop_reason: str,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
     return {
         "id": _new_id("msg"),
         "type": "message",
@@ -189,7 +221,7 @@ def _message(model: str, content: list[dict[str, Any]], stop_reason: str) -> dic
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 100, "output_tokens": 20},
+        "usage": usage or {"input_tokens": 100, "output_tokens": 20},
     }
 
 
@@ -200,7 +232,7 @@ def _sse(event: str, data: Mapping[str, Any]) -> bytes:
 def _stream_events(message: dict[str, Any]) -> Iterator[bytes]:
     """The event sequence of a streamed message (text in small deltas, tool input as JSON)."""
     start = {**message, "content": [], "stop_reason": None}
-    start["usage"] = {"input_tokens": 100, "output_tokens": 1}
+    start["usage"] = {**message["usage"], "output_tokens": 1}
     yield _sse("message_start", {"type": "message_start", "message": start})
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
@@ -228,7 +260,7 @@ def _stream_events(message: dict[str, Any]) -> Iterator[bytes]:
         {
             "type": "message_delta",
             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": 20},
+            "usage": {"output_tokens": message["usage"]["output_tokens"]},
         },
     )
     yield _sse("message_stop", {"type": "message_stop"})
@@ -276,7 +308,9 @@ def create_app(server: ModelServer) -> Starlette:
         model = str(body.get("model", "claude-scripted"))
         stream = bool(body.get("stream"))
         if not _is_turn_request(body):
-            side = _message(model, [{"type": "text", "text": _SIDE_ANSWER}], "end_turn")
+            content = [{"type": "text", "text": _SIDE_ANSWER}]
+            side = _message(model, content, "end_turn", _usage_for(body, content))
+            server.usage_sent.append(("side", side["usage"]))
             return _reply(side, stream)
         prompt, done_steps, last_output = latest_prompt(list(body.get("messages") or []))
         attempt = server.attempt(prompt, done_steps, len(body.get("messages") or []))
@@ -297,7 +331,10 @@ def create_app(server: ModelServer) -> Starlette:
             return _CutStream(start)
         step = brain.next_step(prompt, done_steps, last_output)
         stop_reason = "end_turn" if step.is_final else "tool_use"
-        message = _message(model, _content_for(step), stop_reason)
+        content = _content_for(step)
+        message = _message(model, content, stop_reason, _usage_for(body, content))
+        with server._lock:
+            server.usage_sent.append(("turn", message["usage"]))
 
         def on_sent() -> None:
             with server._lock:

@@ -80,6 +80,18 @@ class ModelServer:
     # Ask Codex to run every command outside its sandbox, which needs the user's
     # approval under `--ask-for-approval on-request` (records an approval dialog).
     escalate_commands: bool = False
+    # The `usage` of every completed response, oldest first, with whether it answered a
+    # thread-title side request (`"title"`) or the conversation (`"turn"`).
+    usage_sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def conversation_usage(self) -> dict[str, int]:
+        """What the conversation's responses reported, summed as Codex totals them."""
+        turns = [usage for kind, usage in self.usage_sent if kind == "turn"]
+        return {
+            "input_tokens": sum(u["input_tokens"] for u in turns),
+            "cached_input_tokens": sum(u["input_tokens_details"]["cached_tokens"] for u in turns),
+            "output_tokens": sum(u["output_tokens"] for u in turns),
+        }
 
     @property
     def api_base(self) -> str:
@@ -161,11 +173,13 @@ class _Responder:
         raw = await request.body()
         body = json.loads(raw or b"{}")
         self.server.requests.append(body)
+        usage = _usage_for(raw)
         if _is_title_request(body, request.headers):
-            return self._stream([self._message_item(json.dumps({"title": TITLE}))])
+            item = self._message_item(json.dumps({"title": TITLE}))
+            return self._stream([item], usage=usage, kind="title")
         turn = latest_prompt(body.get("input") or [])
         if turn is None:
-            return self._stream([self._message_item("READY.")])
+            return self._stream([self._message_item("READY.")], usage=usage)
         brain = self.server.brain
         if turn.done_steps == 0:
             brain.turn_opened(turn.prompt)
@@ -182,8 +196,10 @@ class _Responder:
         step = brain.next_step(turn.prompt, turn.done_steps, turn.last_tool_output)
         if step.is_final:
             item = self._message_item(step.message or "")
-            return self._stream([item], stream_text=True, on_done=lambda: _close(brain, turn))
-        return self._stream([self._tool_item(step, body.get("tools") or [])])
+            return self._stream(
+                [item], stream_text=True, on_done=lambda: _close(brain, turn), usage=usage
+            )
+        return self._stream([self._tool_item(step, body.get("tools") or [])], usage=usage)
 
     # -- items and streams ------------------------------------------------------------------
 
@@ -228,6 +244,8 @@ class _Responder:
         *,
         stream_text: bool = False,
         on_done: Any = None,
+        usage: dict[str, Any],
+        kind: str = "turn",
     ) -> StreamingResponse:
         created = self._created()
         delay = self.server.stream_delay
@@ -247,13 +265,30 @@ class _Responder:
                 yield _sse(
                     {"type": "response.output_item.done", "output_index": index, "item": item}
                 )
-            usage = {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120}
-            completed = {"id": self._next_id("resp"), "status": "completed", "usage": usage}
+            sent = {**usage, "output_tokens": _output_tokens(items)}
+            sent["total_tokens"] = sent["input_tokens"] + sent["output_tokens"]
+            self.server.usage_sent.append((kind, sent))
+            completed = {"id": self._next_id("resp"), "status": "completed", "usage": sent}
             yield _sse({"type": "response.completed", "response": completed})
             if on_done is not None:
                 on_done()
 
         return StreamingResponse(events(), media_type="text/event-stream")
+
+
+def _usage_for(raw: bytes) -> dict[str, Any]:
+    """Token counts that differ per request (about four bytes a token), a third cached."""
+    prompt = 50 + len(raw) // 4
+    cached = prompt // 3
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": cached},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+
+
+def _output_tokens(items: list[dict[str, Any]]) -> int:
+    return 5 + len(json.dumps(items)) // 4
 
 
 async def _text_deltas(item: dict[str, Any], index: int, delay: float) -> AsyncIterator[bytes]:

@@ -115,6 +115,7 @@ def project(tmp_path: Path, cao: FakeCao) -> Iterator[Project]:
         "POLL_SECONDS": "0.05",
         "IDLE_GRACE_SECONDS": "0.6",
         "RESPONSE_TIMEOUT": "60",
+        "NOTIFY_DESKTOP": "0",
     }
     project = Project(wd, cao, env)
     try:
@@ -162,4 +163,12 @@ _SPEC_VARS = {
     "MAX_CROSS_PHASE_LINES",
     "IDLE_GRACE_SECONDS",
     "BATON_TOKEN",
+    "MAX_TOKENS",
+    "MAX_COST_USD",
+    "START_AGENT",
+    "POST_GIT_COMMIT",
+    "NTFY_TOPIC",
+    "NTFY_URL",
+    "WEBHOOK_URL",
+    "NOTIFY_URLS",
 }

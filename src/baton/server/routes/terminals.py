@@ -31,6 +31,14 @@ class GroupBody(BaseModel):
     group: list[str] | None
 
 
+_UNKNOWN_USAGE: dict[str, Any] = {
+    "input_tokens": None,
+    "cached_input_tokens": None,
+    "output_tokens": None,
+    "model": None,
+}
+
+
 @router.get("/terminals/{terminal_id}")
 def get_terminal(services: ServicesDep, terminal_id: TerminalId) -> dict[str, Any]:
     return services.terminals.get_terminal(terminal_id)
@@ -52,6 +60,17 @@ async def send_input(
 def send_key(services: ServicesDep, terminal_id: TerminalId, key: str) -> dict[str, bool]:
     services.controls.send_key(terminal_id, key)
     return {"success": True}
+
+
+@router.get("/terminals/{terminal_id}/usage")
+def get_usage(services: ServicesDep, terminal_id: TerminalId) -> dict[str, Any]:
+    """Baton only: the terminal's cumulative tokens from the CLI's own records.
+
+    Every field is null while the CLI has recorded nothing (or keeps no such record); an
+    orchestrator that gets 404 here (a stock `cao-server`) simply reports no tokens.
+    """
+    usage = services.terminals.usage(terminal_id)
+    return usage.to_json() if usage is not None else dict(_UNKNOWN_USAGE)
 
 
 @router.get("/terminals/{terminal_id}/attach")

@@ -1,0 +1,184 @@
+"""Tell a person when the run needs them or has ended: the notifier behind NTFY_TOPIC,
+WEBHOOK_URL, NOTIFY_URLS and desktop notifications.
+
+The notifier listens to the run record (`RunEvents`), so it reacts to exactly what the
+log says: an agent waiting for an answer (`waiting`), the run's PASS or FAIL
+(`run_end`), an agent restarted (`agent_restart`), a budget reached (`budget`) and an
+error that stopped the run (`error`). A channel that fails is warned about once and the
+run goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from baton.errors import ConfigError
+from baton.orchestrator.config import Settings
+from baton.orchestrator.notify_channels import (
+    HTTP_TIMEOUT,
+    AppriseChannel,
+    Channel,
+    DesktopChannel,
+    Notification,
+    NtfyChannel,
+    WebhookChannel,
+    desktop_available,
+)
+from baton.orchestrator.runlog import RunLog
+from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
+
+__all__ = ["Notification", "Notifier", "notification_for"]
+
+
+class Notifier:
+    """Sends the notifications of one run to its channels; an `EventListener`."""
+
+    def __init__(self, channels: Sequence[Channel], log: RunLog) -> None:
+        self.channels = list(channels)
+        self.log = log
+        self.context: dict[str, Any] = {}  # run, state_file, wd, as the run reports them
+        self._warned: set[str] = set()
+        self._client: httpx.Client | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, log: RunLog) -> Notifier:
+        """The channels the settings ask for (none: a notifier that sends nothing)."""
+        notifier = cls([], log)
+        if settings.ntfy_topic or settings.webhook_url:
+            client = httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=True)
+            notifier._client = client
+            if settings.ntfy_topic:
+                ntfy = NtfyChannel(settings.ntfy_url, settings.ntfy_topic, client)
+                notifier.channels.append(ntfy)
+            if settings.webhook_url:
+                notifier.channels.append(WebhookChannel(settings.webhook_url, client))
+        urls = [url for url in re.split(r"[\s,]+", settings.notify_urls) if url]
+        if urls:
+            try:
+                notifier.channels.append(AppriseChannel(urls))
+            except ValueError as error:
+                notifier.close()
+                raise ConfigError(str(error)) from None
+        program = desktop_available() if settings.notify_desktop else None
+        if program:
+            notifier.channels.append(DesktopChannel(program))
+        notifier.context.update(state_file=str(settings.state_path), wd=str(settings.wd))
+        return notifier
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        """Listener entry: remember the run's context, notify when the event calls for it."""
+        if record.get("event") in ("run_start", "run_resume"):
+            for name in ("state_file", "wd", "session_name"):
+                if record.get(name):
+                    self.context[name] = record[name]
+        if not self.channels:
+            return
+        notification = notification_for(record, self.context)
+        if notification is not None:
+            self.send(notification)
+
+    def send(self, notification: Notification) -> None:
+        for channel in self.channels:
+            try:
+                channel.send(notification)
+            except Exception as error:
+                if channel.name not in self._warned:
+                    self._warned.add(channel.name)
+                    self.log.warning(
+                        f"{channel.name} notification failed ({_describe(error)}); "
+                        "the run goes on without it"
+                    )
+
+
+def notification_for(
+    record: Mapping[str, Any], context: Mapping[str, Any] | None = None
+) -> Notification | None:
+    """The notification an event calls for, or None for events nobody needs to hear of."""
+    event = record.get("event")
+    role = _role(record.get("role"))
+    terminal = record.get("terminal_id")
+    where = _where(record)
+    fields: dict[str, Any] = {
+        **(context or {}),
+        "role": role.terminal_key if role else record.get("role"),
+        "terminal_id": terminal,
+        "round": record.get("round"),
+        "phase": record.get("phase"),
+        "ts": record.get("ts"),
+    }
+    if event == "waiting" and role is not None:
+        key = role.terminal_key
+        message = (
+            f"The {role.title} (terminal {terminal}) is waiting for an answer{where}. "
+            f'Answer it: baton answer {key} "…"  ·  look first: baton attach {key}'
+        )
+        fields["answer_command"] = f'baton answer {key} "…"'
+        fields["attach_command"] = f"baton attach {key}"
+        return Notification(
+            "waiting", f"Baton: the {role.title} needs you", message, "high", ("bell",), fields
+        )
+    if event == "run_end" and record.get("final_status") in ("PASS", "FAIL"):
+        status = record["final_status"]
+        passed = status == "PASS"
+        message = (
+            f"The run {'passed' if passed else 'failed'} in round {record.get('round')}"
+            f" ({context.get('wd') if context else ''}). State: "
+            f"{(context or {}).get('state_file', '')}"
+        )
+        fields["final_status"] = status
+        return Notification(
+            "pass" if passed else "fail",
+            f"Baton: RESULT: {status}",
+            message,
+            "default" if passed else "high",
+            ("white_check_mark",) if passed else ("x",),
+            fields,
+        )
+    if event == "agent_restart":
+        who = f"The {role.title}" if role else "An agent"
+        new = record.get("new_terminal_id")
+        detail = f" as terminal {new}" if new else ""
+        reason = f": {record['reason']}" if record.get("reason") else ""
+        message = f"{who} (terminal {terminal}) was restarted{detail}{where}{reason}."
+        return Notification(
+            "agent_restart", "Baton: agent restarted", message, "default", ("repeat",), fields
+        )
+    if event == "budget":
+        fields.update(budget=record.get("budget"), limit=record.get("limit"))
+        fields["spent"] = record.get("spent")
+        message = str(record.get("message") or f"budget {record.get('budget')} reached")
+        return Notification(
+            "budget", "Baton: budget reached", message, "high", ("money_with_wings",), fields
+        )
+    if event == "error" and record.get("error") != "RunInterrupted":  # the person did it
+        fields["error"] = record.get("error")
+        message = f"The run stopped: {record.get('message')}"
+        return Notification(
+            "error", "Baton: the run stopped", message, "urgent", ("warning",), fields
+        )
+    return None
+
+
+def _role(name: object) -> Role | None:
+    if not isinstance(name, str):
+        return None
+    return ROLE_BY_TERMINAL.get(name) or ROLE_BY_OUTPUT.get(name)
+
+
+def _where(record: Mapping[str, Any]) -> str:
+    if record.get("round") is None:
+        return ""
+    return f" (round {record.get('round')}, {record.get('phase')} phase)"
+
+
+def _describe(error: Exception) -> str:
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

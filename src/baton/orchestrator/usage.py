@@ -1,0 +1,245 @@
+"""Tokens and cost per turn: prices per model, and the meter that reads each terminal.
+
+After every answer the orchestrator asks the server for the terminal's cumulative usage
+(`GET /terminals/{id}/usage`), subtracts what that terminal had used before, prices the
+difference and records it as a `tokens` event. The totals the budgets check are the sum
+of those events, so a resumed run carries on counting from its own record.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from baton.errors import ApiError, ApiHttpError, ConfigError
+from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.runlog import RunLog
+from baton.usage import Usage
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "Price",
+    "Spent",
+    "TokenMeter",
+    "UsageSource",
+    "parse_prices",
+    "price_for",
+]
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens: fresh input, cached input, output."""
+
+    input_per_mtok: float
+    cached_input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, usage: Usage) -> float:
+        fresh = max(usage.input_tokens - usage.cached_input_tokens, 0)
+        dollars = (
+            fresh * self.input_per_mtok
+            + usage.cached_input_tokens * self.cached_input_per_mtok
+            + usage.output_tokens * self.output_per_mtok
+        )
+        return dollars / 1_000_000
+
+
+# List prices (USD per million tokens) as published by OpenAI and Anthropic in 2025;
+# defaults only: set `prices` in the JSON config for what you actually pay.
+DEFAULT_PRICES: Mapping[str, Price] = {
+    "gpt-5": Price(1.25, 0.125, 10.0),
+    "gpt-5-codex": Price(1.25, 0.125, 10.0),
+    "gpt-5.1": Price(1.25, 0.125, 10.0),
+    "gpt-5.1-codex": Price(1.25, 0.125, 10.0),
+    "gpt-5-mini": Price(0.25, 0.025, 2.0),
+    "gpt-5-nano": Price(0.05, 0.005, 0.4),
+    "claude-opus-4-5": Price(5.0, 0.5, 25.0),
+    "claude-opus-4-1": Price(15.0, 1.5, 75.0),
+    "claude-opus-4": Price(15.0, 1.5, 75.0),
+    "claude-sonnet-4-5": Price(3.0, 0.3, 15.0),
+    "claude-sonnet-4": Price(3.0, 0.3, 15.0),
+    "claude-haiku-4-5": Price(1.0, 0.1, 5.0),
+    "claude-3-5-haiku": Price(0.8, 0.08, 4.0),
+    "scripted": Price(0.0, 0.0, 0.0),
+}
+
+_SETTLE_POLL_SECONDS = 0.25
+_PRICE_FIELDS = ("input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
+
+
+def parse_prices(raw: Any, where: str) -> dict[str, Price]:
+    """The config's `prices` object: {model: {input_per_mtok, cached_input_per_mtok,
+    output_per_mtok}}; `cached_input_per_mtok` defaults to the input price."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected an object keyed by model name")
+    prices: dict[str, Price] = {}
+    for model, entry in raw.items():
+        if not isinstance(entry, dict):
+            fields = ", ".join(_PRICE_FIELDS)
+            raise ConfigError(f"{where}.{model}: expected an object with {fields}")
+        for name in entry:
+            if name not in _PRICE_FIELDS:
+                known = ", ".join(_PRICE_FIELDS)
+                raise ConfigError(f"{where}.{model}: unknown key {name} (known: {known})")
+        values: dict[str, float] = {}
+        for name in _PRICE_FIELDS:
+            fallback = entry.get("input_per_mtok") if name.startswith("cached") else None
+            value = entry.get(name, fallback)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(
+                    f"{where}.{model}.{name}: expected a number >= 0 (USD per million tokens), "
+                    f"got {value!r}"
+                )
+            values[name] = float(value)
+        prices[model] = Price(**values)
+    return prices
+
+
+def price_for(model: str | None, prices: Mapping[str, Price]) -> Price | None:
+    """The model's price: an exact entry, else the longest entry its name starts with
+    (`claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`); None when unknown."""
+    if not model:
+        return None
+    if model in prices:
+        return prices[model]
+    matches = [name for name in prices if model.startswith(name)]
+    return prices[max(matches, key=len)] if matches else None
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What the run's agents used so far: tokens (input + output) and dollars."""
+
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class UsageSource(Protocol):
+    """Whatever answers `usage(terminal_id)`: the API client."""
+
+    def usage(self, terminal_id: str) -> Usage | None: ...
+
+
+class TokenMeter:
+    """Reads each terminal after an answer and records the turn's tokens and cost."""
+
+    def __init__(
+        self,
+        source: UsageSource,
+        prices: Mapping[str, Price],
+        events: RunEvents,
+        log: RunLog,
+        earlier: Iterable[Mapping[str, Any]] = (),
+        *,
+        settle_seconds: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.source = source
+        self.settle_seconds = settle_seconds
+        self._clock = clock
+        self._sleep = sleep
+        self._silent: set[str] = set()  # terminals that never reported within the wait
+        self.prices = prices
+        self.events = events
+        self.log = log
+        self.available = True
+        self._seen: dict[str, Usage] = {}
+        self._unpriced: set[str] = set()
+        tokens, cost = 0, 0.0
+        for event in earlier:
+            if event.get("event") != EventKind.TOKENS.value:
+                continue
+            delta = Usage.from_json(event)
+            terminal = event.get("terminal_id")
+            if delta is None or not isinstance(terminal, str):
+                continue
+            before = self._seen.get(terminal, Usage())
+            self._seen[terminal] = Usage(
+                before.input_tokens + delta.input_tokens,
+                before.cached_input_tokens + delta.cached_input_tokens,
+                before.output_tokens + delta.output_tokens,
+                delta.model or before.model,
+            )
+            tokens += delta.total_tokens
+            cost += float(event.get("cost_usd") or 0.0)
+        self.spent = Spent(tokens, cost)
+
+    def after_turn(self, role: str, terminal_id: str, where: Mapping[str, object]) -> Usage | None:
+        """Read the terminal, emit a `tokens` event for what this turn used; the delta."""
+        if not self.available:
+            return None
+        try:
+            reading = self._settled_reading(terminal_id)
+        except ApiHttpError as error:
+            if error.status_code in (404, 405, 501):
+                self.available = False
+                self.log.info(
+                    "the server reports no token usage (no /terminals/{id}/usage): "
+                    "tokens, cost and budgets are not counted in this run"
+                )
+                return None
+            self.log.warning(f"cannot read the tokens of terminal {terminal_id}: {error}")
+            return None
+        except ApiError as error:
+            self.log.warning(f"cannot read the tokens of terminal {terminal_id}: {error}")
+            return None
+        if reading is None:
+            self._silent.add(terminal_id)
+            return None
+        self._silent.discard(terminal_id)
+        delta = reading.minus(self._seen.get(terminal_id, Usage()))
+        self._seen[terminal_id] = reading
+        cost = self._cost(delta)
+        self.spent = Spent(
+            self.spent.tokens + delta.total_tokens, self.spent.cost_usd + (cost or 0.0)
+        )
+        self.events.emit(
+            EventKind.TOKENS,
+            role=role,
+            terminal_id=terminal_id,
+            **where,
+            input_tokens=delta.input_tokens,
+            output_tokens=delta.output_tokens,
+            cached_input_tokens=delta.cached_input_tokens,
+            model=delta.model,
+            cost_usd=cost,
+        )
+        return delta
+
+    def _settled_reading(self, terminal_id: str) -> Usage | None:
+        """The terminal's usage once its record has caught up with the finished turn.
+
+        A CLI writes its record a moment after its screen shows the turn done (Codex's
+        rollout is found through the notify payload of the finished turn; Claude Code
+        flushes its transcript after the Stop hook), so the reading is taken once it has
+        moved past the last one and then held still for a poll, for up to
+        `settle_seconds`. A terminal that never reported is not waited for again.
+        """
+        before = self._seen.get(terminal_id)
+        deadline = self._clock() + self.settle_seconds
+        reading = self.source.usage(terminal_id)
+        while self._clock() < deadline and terminal_id not in self._silent:
+            self._sleep(_SETTLE_POLL_SECONDS)
+            latest = self.source.usage(terminal_id)
+            moved = latest is not None and latest != before
+            if moved and latest == reading:
+                return latest
+            reading = latest
+        return reading
+
+    def _cost(self, delta: Usage) -> float | None:
+        price = price_for(delta.model, self.prices)
+        if price is None:
+            name = delta.model or "(unnamed)"
+            if name not in self._unpriced:
+                self._unpriced.add(name)
+                self.log.info(
+                    f"no price for model {name}: its tokens count $0; add it under `prices` "
+                    "in the JSON config"
+                )
+            return None
+        return price.cost(delta)

@@ -1,0 +1,67 @@
+"""Token usage as both halves speak of it: one terminal's cumulative counts and model.
+
+The server reads each CLI's own record (Codex's rollout `token_count`, Claude Code's
+transcript `usage`, the scripted agent's usage file) and reports it through
+`GET /terminals/{id}/usage`; the orchestrator turns successive readings into per-turn
+deltas and cost. `input_tokens` counts every prompt token, cached ones included;
+`cached_input_tokens` is the part served from the provider's prompt cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Usage"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Cumulative tokens of one terminal's agent, and the model that spent them."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    model: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus output tokens: what `MAX_TOKENS` counts."""
+        return self.input_tokens + self.output_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "output_tokens": self.output_tokens,
+            "model": self.model,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Usage | None:
+        """A reading from JSON; None when a count is missing or not a whole number >= 0."""
+        counts: dict[str, int] = {}
+        for name in ("input_tokens", "cached_input_tokens", "output_tokens"):
+            value = data.get(name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                return None
+            counts[name] = value
+        model = data.get("model")
+        return cls(**counts, model=model if isinstance(model, str) and model else None)
+
+    def minus(self, earlier: Usage) -> Usage:
+        """What was spent since `earlier`; a counter that went back (a restarted CLI) counts
+        from zero."""
+        if (
+            self.input_tokens < earlier.input_tokens
+            or self.output_tokens < earlier.output_tokens
+            or self.cached_input_tokens < earlier.cached_input_tokens
+        ):
+            return self
+        return Usage(
+            self.input_tokens - earlier.input_tokens,
+            self.cached_input_tokens - earlier.cached_input_tokens,
+            self.output_tokens - earlier.output_tokens,
+            self.model or earlier.model,
+        )

@@ -1,0 +1,157 @@
+"""Tokens read from the real CLIs' own records match what the model server reported.
+
+Real Codex and real Claude Code run under a real `baton serve` against the scripted
+model servers, which give every response its own usage figures and keep them; after two
+turns `GET /terminals/{id}/usage` must report the sum of the conversation's figures.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.e2e.clis import require_cli
+from tests.e2e.model import anthropic_messages, openai_responses
+from tests.e2e.model.brain import Brain
+from tests.e2e.record_codex import response_prompt
+from tests.e2e.team import run_loop, team_server
+from tests.support.server import running_baton_server
+
+from baton.demo.sample import write_sample_project
+from baton.orchestrator.events import read_events
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
+
+_WAIT_SECONDS = 120.0
+
+
+def _create(client: httpx.Client, provider: str, project: Path) -> str:
+    response = client.post(
+        "/sessions",
+        params={
+            "provider": provider,
+            "agent_profile": "system_analyst",
+            "working_directory": str(project),
+        },
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def _turn(client: httpx.Client, terminal: str, prompt: str, brain: Brain) -> None:
+    response = client.post(f"/terminals/{terminal}/input", json={"message": prompt})
+    assert response.status_code == 200, response.text
+    deadline = time.monotonic() + _WAIT_SECONDS
+    status = ""
+    while time.monotonic() < deadline:
+        status = client.get(f"/terminals/{terminal}").json()["status"]
+        if status == "completed" and not brain.open_turns():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the turn did not complete (last status {status})")
+
+
+def _usage_after(
+    client: httpx.Client, terminal: str, expected: Callable[[], dict[str, int]]
+) -> dict[str, Any]:
+    """The terminal's usage once it matches (the CLI writes its record a moment after the
+    turn ends on screen), else the last reading."""
+    deadline = time.monotonic() + 15
+    usage: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        usage = client.get(f"/terminals/{terminal}/usage").json()
+        counts = {k: usage[k] for k in ("input_tokens", "cached_input_tokens", "output_tokens")}
+        if counts == expected():
+            break
+        time.sleep(0.2)
+    return usage
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / ".tmp" / "agent-responses").mkdir(parents=True)
+    return project
+
+
+def test_codex_usage_is_its_rollout_token_count(tmp_path: Path) -> None:
+    require_cli("codex")
+    project = _project(tmp_path)
+    brain = Brain()
+    with (
+        openai_responses.openai_model_server(brain) as model,
+        running_baton_server(
+            tmp_path, env=openai_responses.codex_environment(tmp_path, model)
+        ) as server,
+        server.client() as client,
+    ):
+        terminal = _create(client, "codex", project)
+        _turn(client, terminal, response_prompt(project, "analyst_summary.md", "Analyse."), brain)
+        _turn(client, terminal, response_prompt(project, "analyst_summary.md", "Again."), brain)
+        usage = _usage_after(client, terminal, model.conversation_usage)
+
+        expected = model.conversation_usage()
+        assert expected["input_tokens"] > expected["cached_input_tokens"] > 0
+        assert {k: usage[k] for k in expected} == expected
+        assert usage["model"] == openai_responses.MODEL_NAME
+
+
+def test_claude_code_usage_is_its_transcript_usage(tmp_path: Path) -> None:
+    require_cli("claude")
+    project = _project(tmp_path)
+    brain = Brain()
+    with (
+        anthropic_messages.anthropic_model_server(brain) as model,
+        running_baton_server(
+            tmp_path, env=anthropic_messages.claude_environment(tmp_path, model)
+        ) as server,
+        server.client() as client,
+    ):
+        terminal = _create(client, "claude_code", project)
+        _turn(client, terminal, response_prompt(project, "analyst_summary.md", "Analyse."), brain)
+        _turn(client, terminal, response_prompt(project, "analyst_summary.md", "Again."), brain)
+        usage = _usage_after(client, terminal, model.conversation_usage)
+
+        expected = model.conversation_usage()
+        assert expected["input_tokens"] > expected["cached_input_tokens"] > 0
+        assert {k: usage[k] for k in expected} == expected
+        turn_models = {body["model"] for body in model.turn_requests()}
+        assert usage["model"] in turn_models
+
+
+@pytest.mark.parametrize("provider", ["codex", "claude_code"])
+def test_a_whole_loop_counts_every_token_the_model_reported(tmp_path: Path, provider: str) -> None:
+    """`baton run`'s `tokens` events, one per turn, add up to what the model server sent."""
+    brain = Brain()
+    project = write_sample_project(tmp_path / "project")
+    # A price for every Claude model by prefix; Codex's model keeps its default price.
+    config = tmp_path / "loop.json"
+    claude_price = {"input_per_mtok": 2, "cached_input_per_mtok": 0.5, "output_per_mtok": 8}
+    config.write_text(json.dumps({"prices": {"claude": claude_price}}), encoding="utf-8")
+    with team_server(tmp_path, brain, {provider}) as team:
+        result = run_loop(team, project, provider=provider, config_file=config)
+        expected = team.models[provider].conversation_usage()
+    assert result.returncode == 0, result.stderr[-3000:]
+    (log,) = (project.root / ".tmp").glob("2*/events.jsonl")
+    events = list(read_events(log))
+    tokens = [e for e in events if e["event"] == "tokens"]
+    answers = [e for e in events if e["event"] == "answer"]
+    assert len(tokens) == len(answers) == 18
+    assert all(t["input_tokens"] > 0 and t["output_tokens"] > 0 for t in tokens)
+    totals = {name: sum(t[name] for t in tokens) for name in expected}
+    assert totals == expected
+    by_role = {t["role"] for t in tokens}
+    assert by_role == {"analyst", "analyst_review", "programmer", "programmer_review", "tester"}
+    model = {t["model"] for t in tokens}
+    assert len(model) == 1
+    # USD per million: fresh input, cached input, output (Codex: the documented default).
+    per_mtok = (2, 0.5, 8) if provider == "claude_code" else (1.25, 0.125, 10)
+    for t in tokens:
+        fresh = t["input_tokens"] - t["cached_input_tokens"]
+        counts = (fresh, t["cached_input_tokens"], t["output_tokens"])
+        expected_cost = sum(n * p for n, p in zip(counts, per_mtok, strict=True)) / 1e6
+        assert t["cost_usd"] == pytest.approx(expected_cost), model
