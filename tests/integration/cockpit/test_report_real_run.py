@@ -47,7 +47,12 @@ def test_report_of_a_real_run_has_every_turn_and_the_change(finished_run: Finish
     assert "stats/median.py" in dom
     assert dom.count('class="review"') == sum(1 for e in events if e["event"] == "gate")
     assert ">RESULT: FAIL</span>" in dom and ">RESULT: PASS</span>" in dom
-    assert "No token records in this run" in dom
+    # The scripted agent reports its own tokens: one record a turn, summed in the summary.
+    tokens = [event for event in events if event["event"] == "tokens"]
+    assert len(tokens) == turns
+    total_in = sum(event["input_tokens"] for event in tokens)
+    assert any(line.startswith(f"  tokens: {total_in:,} in") for line in lines), lines
+    assert "No token records in this run" not in dom and f"{total_in:,}" in dom
 
 
 def test_status_after_the_pass_is_truthful_and_live(finished_run: FinishedRun) -> None:
