@@ -12,6 +12,12 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 
+Between two status reads it waits at most POLL_SECONDS. With a `ChangeWaiter` (inotify on
+the response directory plus the server's status events, `baton.orchestrator.watchers`)
+the wait ends as soon as the file is completed or the status changes; after the file
+appears the status is read at once and then at short, doubling intervals (FAST_RECHECK
+up to POLL_SECONDS), so a server without status events still hands off in milliseconds.
+
 Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
 leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`.
 """
@@ -42,8 +48,10 @@ from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Rol
 from baton.status import TerminalStatus
 
 __all__ = [
+    "FAST_RECHECK_SECONDS",
     "AgentApi",
     "Archive",
+    "ChangeWaiter",
     "Handoff",
     "Response",
     "clear_stale_response",
@@ -57,6 +65,18 @@ __all__ = [
 _AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
 # How much of a broken CLI's last output an error line quotes.
 _SHOWN_LIMIT = 300
+
+
+# After a file event, status reads follow at this interval, doubling up to POLL_SECONDS.
+FAST_RECHECK_SECONDS = 0.02
+
+
+class ChangeWaiter(Protocol):
+    """Ends a wait early when something changed (`ChangeWatcher` is the real one)."""
+
+    def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> str | None:
+        """Block up to `timeout`; "file", "status", or None when nothing happened."""
+        ...
 
 
 class AgentApi(Protocol):
@@ -213,6 +233,7 @@ class Handoff:
         heartbeat_seconds: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        waiter: ChangeWaiter | None = None,
     ) -> None:
         self.api = api
         self.wd = Path(wd).resolve()
@@ -225,6 +246,7 @@ class Handoff:
         self.heartbeat_seconds = heartbeat_seconds
         self._clock = clock
         self._sleep = sleep
+        self.waiter = waiter
 
     def response_path_for(self, role: str | Role) -> Path:
         return response_path_for(role, self.wd)
@@ -287,6 +309,7 @@ class Handoff:
         idle_since: float | None = None
         waiting_reported = False
         next_heartbeat = started + self.heartbeat_seconds
+        interval = self.poll_seconds
         while True:
             status = self.api.get_status(terminal_id)
             now = self._clock()
@@ -329,7 +352,25 @@ class Handoff:
             if now >= next_heartbeat:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
+            interval = self._wait(terminal_id, status, path, interval)
+
+    def _wait(self, terminal_id: str, status: str, path: Path, interval: float) -> float:
+        """Wait before the next status read; return the interval for the wait after it.
+
+        Without a waiter this is the plain POLL_SECONDS sleep. With one, a completed file
+        starts quick re-reads (the CLI usually comes to rest a moment later); each quiet
+        wait doubles the interval back up to POLL_SECONDS.
+        """
+        if self.waiter is None:
             self._sleep(self.poll_seconds)
+            return self.poll_seconds
+        interval = min(interval, self.poll_seconds)
+        woke = self.waiter.wait(terminal_id, status, path, interval)
+        if woke == "file":
+            return min(FAST_RECHECK_SECONDS, self.poll_seconds)
+        if woke is None:
+            return min(interval * 2, self.poll_seconds)
+        return interval
 
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""

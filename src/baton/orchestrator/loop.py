@@ -27,6 +27,7 @@ from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Orchestrator", "run_orchestrator"]
@@ -60,6 +61,7 @@ class Orchestrator:
         self.state: RunState | None = None  # set once the team exists (new or resumed)
         self._creating: RunState | None = None  # a new team while its terminals are created
         self.events = RunEvents(None)  # the run record, once the archive is known
+        self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
 
     # --- the whole run ---
 
@@ -128,6 +130,7 @@ class Orchestrator:
         handoff = Handoff(
             self.api,
             self.settings.wd,
+            waiter=self._open_watcher(),
             archive=archive,
             poll_seconds=self.settings.poll_seconds,
             idle_grace_seconds=self.settings.idle_grace_seconds,
@@ -148,6 +151,13 @@ class Orchestrator:
             explore,
             self.events,
         )
+
+    def _open_watcher(self) -> ChangeWatcher | None:
+        """HANDOFF_WATCH=1: watch the response directory and the server's status events."""
+        if not self.settings.handoff_watch:
+            return None
+        self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
+        return self.watcher
 
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""
@@ -182,6 +192,9 @@ class Orchestrator:
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
         self.signals.hold()
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
         if self.state is None:
             if self._creating is not None:
                 self._abandon_partial_team(self._creating)
