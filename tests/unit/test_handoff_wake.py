@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.errors import HandoffTimeout, MissingResponseError
+from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
 from baton.orchestrator.handoff import FAST_RECHECK_SECONDS, Archive, Handoff, response_path_for
 from baton.orchestrator.runlog import RunLog
 
@@ -57,6 +57,10 @@ class ScriptedWaiter:
         self.wakes = wakes
         self.timeouts: list[float] = []
         self.since: list[str] = []
+        self.told: str | None = None  # what latest_status answers
+
+    def latest_status(self, terminal_id: str) -> str | None:
+        return self.told
 
     def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> str | None:
         self.timeouts.append(timeout)
@@ -122,6 +126,25 @@ def test_status_event_wakes_the_wait_and_the_file_is_taken_at_rest(tmp_path: Pat
     assert clock.slept == []
     assert waiter.since == ["processing", "processing"]
     assert api.reads == 3
+
+
+def test_a_status_event_that_brings_the_status_saves_the_read(tmp_path: Path) -> None:
+    path = response_path_for("tester", tmp_path)
+    api = Statuses(["processing"])  # the server's GET never gets to say completed
+    handoff, clock, waiter, _ = _handoff(tmp_path, api, [_write(path, "RESULT: PASS")])
+    waiter.wakes.append(lambda: "status")
+    waiter.told = "completed"
+    assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
+    assert api.reads == 2  # the first read, the one after the file; the status came by event
+    assert clock.slept == []
+
+
+def test_a_status_event_saying_error_stops_the_wait(tmp_path: Path) -> None:
+    api = Statuses(["processing"])
+    handoff, _, waiter, _ = _handoff(tmp_path, api, [lambda: "status"])
+    waiter.told = "error"
+    with pytest.raises(AgentErrorStatus):
+        handoff.wait_for_response_file("t1", "tester")
 
 
 def test_after_a_file_event_status_is_reread_at_doubling_intervals_up_to_poll(

@@ -78,6 +78,10 @@ class ChangeWaiter(Protocol):
         """Block up to `timeout`; "file", "status", or None when nothing happened."""
         ...
 
+    def latest_status(self, terminal_id: str) -> str | None:
+        """The status the server's events last gave for the terminal, if they gave one."""
+        ...
+
 
 class AgentApi(Protocol):
     """The three API calls a handoff needs (ApiClient has them)."""
@@ -310,8 +314,9 @@ class Handoff:
         waiting_reported = False
         next_heartbeat = started + self.heartbeat_seconds
         interval = self.poll_seconds
+        told: str | None = None  # the status a status event just brought, if any
         while True:
-            status = self.api.get_status(terminal_id)
+            status = told if told is not None else self.api.get_status(terminal_id)
             now = self._clock()
             if status == TerminalStatus.ERROR:
                 raise AgentErrorStatus(
@@ -352,10 +357,13 @@ class Handoff:
             if now >= next_heartbeat:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
-            interval = self._wait(terminal_id, status, path, interval)
+            interval, told = self._wait(terminal_id, status, path, interval)
 
-    def _wait(self, terminal_id: str, status: str, path: Path, interval: float) -> float:
-        """Wait before the next status read; return the interval for the wait after it.
+    def _wait(
+        self, terminal_id: str, status: str, path: Path, interval: float
+    ) -> tuple[float, str | None]:
+        """Wait before the next status read: (the interval for the wait after it, the new
+        status when a status event brought it, so it need not be read again).
 
         Without a waiter this is the plain POLL_SECONDS sleep. With one, a completed file
         starts quick re-reads (the CLI usually comes to rest a moment later); each quiet
@@ -363,14 +371,14 @@ class Handoff:
         """
         if self.waiter is None:
             self._sleep(self.poll_seconds)
-            return self.poll_seconds
+            return self.poll_seconds, None
         interval = min(interval, self.poll_seconds)
         woke = self.waiter.wait(terminal_id, status, path, interval)
         if woke == "file":
-            return min(FAST_RECHECK_SECONDS, self.poll_seconds)
+            return min(FAST_RECHECK_SECONDS, self.poll_seconds), None
         if woke is None:
-            return min(interval * 2, self.poll_seconds)
-        return interval
+            return min(interval * 2, self.poll_seconds), None
+        return interval, self.waiter.latest_status(terminal_id)
 
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""

@@ -164,6 +164,11 @@ class StatusEvents:
             self.feed = StatusFeed.LONG_POLL
         return self.feed
 
+    def latest(self, terminal_id: str) -> str | None:
+        """The newest status the events gave for `terminal_id`."""
+        with self._lock:
+            return self._latest.get(terminal_id)
+
     def changes(self, terminal_id: str) -> int:
         """How many status changes of `terminal_id` have arrived so far."""
         with self._lock:
@@ -287,6 +292,10 @@ class ChangeWatcher:
             except (OSError, ValueError) as error:
                 raise ApiError(f"waiting for a change failed: {error}") from None
             self._bell.drain()
+
+    def latest_status(self, terminal_id: str) -> str | None:
+        """The newest status the server's events gave for `terminal_id` (None without)."""
+        return self._status.latest(terminal_id) if self._status is not None else None
 
     def close(self) -> None:
         if self._status is not None:
