@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
-from baton.orchestrator.handoff import FAST_RECHECK_SECONDS, Archive, Handoff, response_path_for
+from baton.orchestrator.handoff import (
+    FAST_RECHECK_SECONDS,
+    FAST_RECHECKS,
+    Archive,
+    Handoff,
+    response_path_for,
+)
 from baton.orchestrator.runlog import RunLog
 
 
@@ -152,12 +158,15 @@ def test_after_a_file_event_status_is_reread_at_doubling_intervals_up_to_poll(
 ) -> None:
     """A server without status events: the CLI comes to rest a moment after its file."""
     path = response_path_for("programmer", tmp_path)
-    api = Statuses(["processing"] * 10 + ["idle"])
+    api = Statuses(["processing"] * (3 + FAST_RECHECKS + 7) + ["idle"])
     handoff, _, waiter, _ = _handoff(tmp_path, api, [_quiet, _write(path, "done")])
     assert handoff.wait_for_response_file("t1", "programmer") == "done"
     fast = FAST_RECHECK_SECONDS
     assert waiter.timeouts[:2] == [2, 2]
-    assert waiter.timeouts[2:] == [fast * 2**n for n in range(7)] + [2]
+    assert waiter.timeouts[2:] == [fast] * FAST_RECHECKS + [fast * 2**n for n in range(1, 7)] + [
+        2,
+        2,
+    ]
     assert max(waiter.timeouts) <= 2  # POLL_SECONDS stays the upper bound of a wait
 
 

@@ -15,8 +15,9 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
 Between two status reads it waits at most POLL_SECONDS. With a `ChangeWaiter` (inotify on
 the response directory plus the server's status events, `baton.orchestrator.watchers`)
 the wait ends as soon as the file is completed or the status changes; after the file
-appears the status is read at once and then at short, doubling intervals (FAST_RECHECK
-up to POLL_SECONDS), so a server without status events still hands off in milliseconds.
+appears the status is read at once and then every FAST_RECHECK_SECONDS for a moment,
+then at doubling intervals up to POLL_SECONDS, so a server without status events still
+hands off in milliseconds.
 
 Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
 leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`.
@@ -48,6 +49,7 @@ from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Rol
 from baton.status import TerminalStatus
 
 __all__ = [
+    "FAST_RECHECKS",
     "FAST_RECHECK_SECONDS",
     "AgentApi",
     "Archive",
@@ -67,8 +69,10 @@ _AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
 _SHOWN_LIMIT = 300
 
 
-# After a file event, status reads follow at this interval, doubling up to POLL_SECONDS.
+# After a file event, status reads follow at this interval FAST_RECHECKS times (the CLI
+# comes to rest a moment after its file), then at doubling intervals up to POLL_SECONDS.
 FAST_RECHECK_SECONDS = 0.02
+FAST_RECHECKS = 10
 
 
 class ChangeWaiter(Protocol):
@@ -211,6 +215,27 @@ def _highest_sequence(directory: Path) -> int:
     return max(numbers, default=0)
 
 
+class _Pace:
+    """How long the next wait may last: POLL_SECONDS at most; after a file event
+    FAST_RECHECKS short ones, then doubling back up to POLL_SECONDS."""
+
+    def __init__(self, poll_seconds: float) -> None:
+        self.poll_seconds = poll_seconds
+        self.interval = poll_seconds
+        self._fast_left = 0
+
+    def hurry(self) -> None:
+        self.interval = min(FAST_RECHECK_SECONDS, self.poll_seconds)
+        self._fast_left = FAST_RECHECKS
+
+    def slow_down(self) -> None:
+        if self._fast_left > 1:
+            self._fast_left -= 1
+            return
+        self._fast_left = 0
+        self.interval = min(self.interval * 2, self.poll_seconds)
+
+
 @dataclass(frozen=True)
 class Response:
     """An agent's answer, where its archived copy lives, and whether it came from a file."""
@@ -313,7 +338,7 @@ class Handoff:
         idle_since: float | None = None
         waiting_reported = False
         next_heartbeat = started + self.heartbeat_seconds
-        interval = self.poll_seconds
+        pace = _Pace(self.poll_seconds)
         told: str | None = None  # the status a status event just brought, if any
         while True:
             status = told if told is not None else self.api.get_status(terminal_id)
@@ -357,28 +382,26 @@ class Handoff:
             if now >= next_heartbeat:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
-            interval, told = self._wait(terminal_id, status, path, interval)
+            told = self._wait(terminal_id, status, path, pace)
 
-    def _wait(
-        self, terminal_id: str, status: str, path: Path, interval: float
-    ) -> tuple[float, str | None]:
-        """Wait before the next status read: (the interval for the wait after it, the new
-        status when a status event brought it, so it need not be read again).
+    def _wait(self, terminal_id: str, status: str, path: Path, pace: _Pace) -> str | None:
+        """Wait before the next status read; the new status when a status event brought it
+        (so it need not be read again).
 
-        Without a waiter this is the plain POLL_SECONDS sleep. With one, a completed file
-        starts quick re-reads (the CLI usually comes to rest a moment later); each quiet
-        wait doubles the interval back up to POLL_SECONDS.
+        Without a waiter this is the plain POLL_SECONDS sleep. With one, the wait ends on a
+        file or status event, and `pace` sets how long it may last.
         """
         if self.waiter is None:
             self._sleep(self.poll_seconds)
-            return self.poll_seconds, None
-        interval = min(interval, self.poll_seconds)
-        woke = self.waiter.wait(terminal_id, status, path, interval)
+            return None
+        woke = self.waiter.wait(terminal_id, status, path, pace.interval)
         if woke == "file":
-            return min(FAST_RECHECK_SECONDS, self.poll_seconds), None
-        if woke is None:
-            return min(interval * 2, self.poll_seconds), None
-        return interval, self.waiter.latest_status(terminal_id)
+            pace.hurry()
+        elif woke is None:
+            pace.slow_down()
+        else:
+            return self.waiter.latest_status(terminal_id)
+        return None
 
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""
