@@ -203,3 +203,51 @@ def test_timeout_holds_with_a_waiter(tmp_path: Path) -> None:
     with pytest.raises(HandoffTimeout):
         handoff.wait_for_response_file("t1", "tester")
     assert 100 <= clock.now <= 102
+
+
+# --- a server that never sees the CLI finish; an agent too quick to be seen working ---
+
+
+def test_a_file_left_complete_while_processing_is_reported_then_taken(tmp_path: Path) -> None:
+    path = response_path_for("analyst", tmp_path)
+    api = Statuses(["processing"])
+    handoff, clock, _, log = _handoff(tmp_path, api, [_write(path, "SUMMARY")], grace=30)
+    assert handoff.wait_for_response_file("t1", "analyst") == "SUMMARY"
+    lines = [line for line in log.getvalue().splitlines() if "status detection likely" in line]
+    assert len(lines) == 1
+    assert "status detection likely does not recognise" in lines[0]
+    assert "taking the file in 30s" in lines[0]
+    assert "taking analyst_summary.md from analyst (terminal t1)" in log.getvalue()
+    assert 60 <= clock.now <= 64  # 30 s unchanged, then a further IDLE_GRACE_SECONDS
+
+
+def test_a_file_still_changing_is_not_taken_while_processing(tmp_path: Path) -> None:
+    path = response_path_for("programmer", tmp_path)
+    growing: list[Callable[[], str | None]] = [
+        _write(path, "x" * (n + 1), wake=None) for n in range(60)
+    ]
+    api = Statuses(["processing"] * 61 + ["idle"])
+    handoff, _, _, log = _handoff(tmp_path, api, growing, grace=30)
+    assert handoff.wait_for_response_file("t1", "programmer") == "x" * 60
+    assert "still reports" not in log.getvalue()
+    assert api.reads == 62  # taken at rest, not before
+
+
+def test_the_stuck_rule_waits_at_least_thirty_seconds_and_the_idle_grace(
+    tmp_path: Path,
+) -> None:
+    path = response_path_for("tester", tmp_path)
+    api = Statuses(["processing"])
+    handoff, clock, _, _ = _handoff(tmp_path, api, [_write(path, "RESULT: PASS")], grace=50)
+    assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
+    assert 100 <= clock.now <= 104
+
+
+def test_idle_then_completed_counts_as_having_worked(tmp_path: Path) -> None:
+    """Too quick to be seen processing: the idle grace starts at once, no startup guard."""
+    api = Statuses(["idle", "completed"])
+    handoff, clock, _, log = _handoff(tmp_path, api, [], grace=30)
+    with pytest.raises(MissingResponseError):
+        handoff.wait_for_response_file("t1", "analyst")
+    assert "never showed it started" not in log.getvalue()
+    assert 30 <= clock.now <= 34

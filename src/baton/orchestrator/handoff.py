@@ -11,6 +11,12 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
                                                    → strict: MissingResponseError,
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
+- `processing` while the file sits complete and unchanged for max(IDLE_GRACE_SECONDS,
+  30 s)                                            → one warning naming the likely cause;
+  after a further IDLE_GRACE_SECONDS the file is taken (a server that never sees the
+  CLI finish, such as a stock cao-server with Codex 0.169)
+- idle then completed after the prompt counts as having started (an agent too quick to
+  be seen working)
 
 Between two status reads it waits at most POLL_SECONDS. With a `ChangeWaiter` (inotify on
 the response directory plus the server's status events, `baton.orchestrator.watchers`)
@@ -51,6 +57,7 @@ from baton.status import TerminalStatus
 __all__ = [
     "FAST_RECHECKS",
     "FAST_RECHECK_SECONDS",
+    "STUCK_SECONDS",
     "AgentApi",
     "Archive",
     "ChangeWaiter",
@@ -73,6 +80,9 @@ _SHOWN_LIMIT = 300
 # comes to rest a moment after its file), then at doubling intervals up to POLL_SECONDS.
 FAST_RECHECK_SECONDS = 0.02
 FAST_RECHECKS = 10
+# A file unchanged this long (or IDLE_GRACE_SECONDS, if longer) while the server keeps
+# saying `processing` is reported; after a further IDLE_GRACE_SECONDS it is taken.
+STUCK_SECONDS = 30.0
 
 
 class ChangeWaiter(Protocol):
@@ -215,6 +225,49 @@ def _highest_sequence(directory: Path) -> int:
     return max(numbers, default=0)
 
 
+class _StuckFile:
+    """A response file complete and unchanged while the server keeps saying `processing`.
+
+    Some servers never see a CLI finish (a stock cao-server with Codex 0.169). After
+    STUCK_SECONDS (at least IDLE_GRACE_SECONDS) of an unchanged file the run says so in
+    one line; after a further IDLE_GRACE_SECONDS it takes the file, with a warning.
+    """
+
+    def __init__(self, path: Path, idle_grace_seconds: float) -> None:
+        self.path = path
+        self.grace = idle_grace_seconds
+        self.after = max(idle_grace_seconds, STUCK_SECONDS)
+        self._signature: tuple[int, int] | None = None
+        self._since = 0.0
+        self._warned = False
+
+    def check(self, now: float, who: str, status: str, log: RunLog) -> bool:
+        """Note the file as of `now`; True when it is time to take it."""
+        try:
+            info = self.path.stat()
+        except OSError:
+            self._signature = None
+            return False
+        signature = (info.st_mtime_ns, info.st_size)
+        if signature != self._signature:
+            self._signature, self._since, self._warned = signature, now, False
+            return False
+        unchanged = now - self._since
+        if not self._warned and unchanged >= self.after:
+            self._warned = True
+            log.warning(
+                f"{who} wrote {self.path} {format_duration(unchanged)} ago and it has not "
+                f"changed, but the server still reports {status}: its status detection likely "
+                "does not recognise this CLI's finished screen (e.g. a stock cao-server with "
+                f"Codex 0.169); taking the file in {format_duration(self.grace)} unless the "
+                "status changes"
+            )
+        if self._warned and unchanged >= self.after + self.grace:
+            log.warning(f"taking {self.path.name} from {who} although it still reports {status}")
+            return True
+        return False
+
+
 class _Pace:
     """How long the next wait may last: POLL_SECONDS at most; after a file event
     FAST_RECHECKS short ones, then doubling back up to POLL_SECONDS."""
@@ -340,6 +393,8 @@ class Handoff:
         next_heartbeat = started + self.heartbeat_seconds
         pace = _Pace(self.poll_seconds)
         told: str | None = None  # the status a status event just brought, if any
+        stuck = _StuckFile(path, self.idle_grace_seconds)
+        seen_idle = False
         while True:
             status = told if told is not None else self.api.get_status(terminal_id)
             now = self._clock()
@@ -351,6 +406,9 @@ class Handoff:
                 waiting_reported = False
                 if path.is_file():
                     return self._take_file(path, role, who, now - started)
+                # idle → completed after the prompt: it answered (too fast to show working).
+                seen_idle = seen_idle or status == TerminalStatus.IDLE
+                agent_started = agent_started or (seen_idle and status == TerminalStatus.COMPLETED)
                 if not agent_started and now - started >= self.idle_grace_seconds:
                     self.log.warning(
                         f"{who} never showed it started working within "
@@ -375,6 +433,8 @@ class Handoff:
                         waiting_reported = True
                 else:
                     waiting_reported = False
+                    if stuck.check(now, who, status, self.log):
+                        return self._take_file(path, role, who, now - started)
                 if now - started >= self.response_timeout:
                     raise HandoffTimeout(
                         f"{who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
