@@ -134,14 +134,17 @@ def test_status_event_wakes_the_wait_and_the_file_is_taken_at_rest(tmp_path: Pat
     assert api.reads == 3
 
 
-def test_a_status_event_that_brings_the_status_saves_the_read(tmp_path: Path) -> None:
+def test_a_live_status_stream_saves_the_reads_after_events(tmp_path: Path) -> None:
     path = response_path_for("tester", tmp_path)
     api = Statuses(["processing"])  # the server's GET never gets to say completed
-    handoff, clock, waiter, _ = _handoff(tmp_path, api, [_write(path, "RESULT: PASS")])
-    waiter.wakes.append(lambda: "status")
-    waiter.told = "completed"
+    wakes: list[Callable[[], str | None]] = [_write(path, "RESULT: PASS", wake="file")]
+    wakes.append(lambda: "status")
+    handoff, clock, waiter, _ = _handoff(tmp_path, api, wakes)
+    stream = iter(["processing", "completed"])  # what the stream said at each event
+    waiter.latest_status = lambda terminal_id: next(stream)  # type: ignore[method-assign]
     assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
-    assert api.reads == 2  # the first read, the one after the file; the status came by event
+    assert api.reads == 1  # only the first; after that the stream told the status
+    assert waiter.timeouts == [2, 2]  # the stream will say when it is at rest: no hurry
     assert clock.slept == []
 
 

@@ -93,7 +93,7 @@ class ChangeWaiter(Protocol):
         ...
 
     def latest_status(self, terminal_id: str) -> str | None:
-        """The status the server's events last gave for the terminal, if they gave one."""
+        """The terminal's status as a live status stream last gave it; None without one."""
         ...
 
 
@@ -449,19 +449,20 @@ class Handoff:
         (so it need not be read again).
 
         Without a waiter this is the plain POLL_SECONDS sleep. With one, the wait ends on a
-        file or status event, and `pace` sets how long it may last.
+        file or status event, and `pace` sets how long it may last; a live status stream
+        (`GET /events`) says the status, so nothing is read after the event.
         """
         if self.waiter is None:
             self._sleep(self.poll_seconds)
             return None
         woke = self.waiter.wait(terminal_id, status, path, pace.interval)
-        if woke == "file":
-            pace.hurry()
-        elif woke is None:
+        if woke is None:
             pace.slow_down()
-        else:
-            return self.waiter.latest_status(terminal_id)
-        return None
+            return None
+        told = self.waiter.latest_status(terminal_id)
+        if woke == "file" and told is None:
+            pace.hurry()  # no live status stream: read again soon
+        return told
 
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""

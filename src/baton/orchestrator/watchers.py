@@ -294,8 +294,11 @@ class ChangeWatcher:
             self._bell.drain()
 
     def latest_status(self, terminal_id: str) -> str | None:
-        """The newest status the server's events gave for `terminal_id` (None without)."""
-        return self._status.latest(terminal_id) if self._status is not None else None
+        """The newest status `GET /events` gave for `terminal_id`; None without that stream
+        (a long-poll answer may be older than the caller's own read)."""
+        if self._status is None or self._status.feed is not StatusFeed.SSE:
+            return None
+        return self._status.latest(terminal_id)
 
     def close(self) -> None:
         if self._status is not None:
