@@ -75,8 +75,11 @@ class StatusServer:
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 inbox: queue.Queue[dict[str, object]] = queue.Queue()
-                if owner.noise:
+                if owner.noise:  # CAO-style fleet events: lifecycle kinds, never "status"
                     self._send({"type": "terminal_output", "data": "hello"})
+                    for kind in ("launch", "completion"):
+                        event = _status_event("t1", "completed", None)
+                        self._send({**event, "kind": kind})
                 else:
                     for terminal, status in owner.statuses.items():
                         self._send(_status_event(terminal, status, None))
