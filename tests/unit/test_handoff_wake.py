@@ -13,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
-from baton.orchestrator.handoff import (
-    FAST_RECHECK_SECONDS,
-    FAST_RECHECKS,
-    Archive,
-    Handoff,
-    response_path_for,
-)
+from baton.orchestrator.handoff import Archive, Handoff, response_path_for
+from baton.orchestrator.handoff_pace import FAST_RECHECK_SECONDS, FAST_RECHECKS
 from baton.orchestrator.runlog import RunLog
 
 

@@ -21,9 +21,9 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
 Between two status reads it waits at most POLL_SECONDS. With a `ChangeWaiter` (inotify on
 the response directory plus the server's status events, `baton.orchestrator.watchers`)
 the wait ends as soon as the file is completed or the status changes; after the file
-appears the status is read at once and then every FAST_RECHECK_SECONDS for a moment,
-then at doubling intervals up to POLL_SECONDS, so a server without status events still
-hands off in milliseconds.
+appears the status is read at once and then every 20 ms for a moment, then at doubling
+intervals up to POLL_SECONDS (`baton.orchestrator.handoff_pace`), so a server without
+status events still hands off in milliseconds.
 
 Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
 leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`.
@@ -50,17 +50,14 @@ from baton.errors import (
     HandoffTimeout,
     MissingResponseError,
 )
+from baton.orchestrator.handoff_pace import ChangeWaiter, Pace, StuckFile
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
 __all__ = [
-    "FAST_RECHECKS",
-    "FAST_RECHECK_SECONDS",
-    "STUCK_SECONDS",
     "AgentApi",
     "Archive",
-    "ChangeWaiter",
     "Handoff",
     "Response",
     "clear_stale_response",
@@ -74,27 +71,6 @@ __all__ = [
 _AT_REST = (TerminalStatus.IDLE.value, TerminalStatus.COMPLETED.value)
 # How much of a broken CLI's last output an error line quotes.
 _SHOWN_LIMIT = 300
-
-
-# After a file event, status reads follow at this interval FAST_RECHECKS times (the CLI
-# comes to rest a moment after its file), then at doubling intervals up to POLL_SECONDS.
-FAST_RECHECK_SECONDS = 0.02
-FAST_RECHECKS = 10
-# A file unchanged this long (or IDLE_GRACE_SECONDS, if longer) while the server keeps
-# saying `processing` is reported; after a further IDLE_GRACE_SECONDS it is taken.
-STUCK_SECONDS = 30.0
-
-
-class ChangeWaiter(Protocol):
-    """Ends a wait early when something changed (`ChangeWatcher` is the real one)."""
-
-    def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> str | None:
-        """Block up to `timeout`; "file", "status", or None when nothing happened."""
-        ...
-
-    def latest_status(self, terminal_id: str) -> str | None:
-        """The terminal's status as a live status stream last gave it; None without one."""
-        ...
 
 
 class AgentApi(Protocol):
@@ -225,70 +201,6 @@ def _highest_sequence(directory: Path) -> int:
     return max(numbers, default=0)
 
 
-class _StuckFile:
-    """A response file complete and unchanged while the server keeps saying `processing`.
-
-    Some servers never see a CLI finish (a stock cao-server with Codex 0.169). After
-    STUCK_SECONDS (at least IDLE_GRACE_SECONDS) of an unchanged file the run says so in
-    one line; after a further IDLE_GRACE_SECONDS it takes the file, with a warning.
-    """
-
-    def __init__(self, path: Path, idle_grace_seconds: float) -> None:
-        self.path = path
-        self.grace = idle_grace_seconds
-        self.after = max(idle_grace_seconds, STUCK_SECONDS)
-        self._signature: tuple[int, int] | None = None
-        self._since = 0.0
-        self._warned = False
-
-    def check(self, now: float, who: str, status: str, log: RunLog) -> bool:
-        """Note the file as of `now`; True when it is time to take it."""
-        try:
-            info = self.path.stat()
-        except OSError:
-            self._signature = None
-            return False
-        signature = (info.st_mtime_ns, info.st_size)
-        if signature != self._signature:
-            self._signature, self._since, self._warned = signature, now, False
-            return False
-        unchanged = now - self._since
-        if not self._warned and unchanged >= self.after:
-            self._warned = True
-            log.warning(
-                f"{who} wrote {self.path} {format_duration(unchanged)} ago and it has not "
-                f"changed, but the server still reports {status}: its status detection likely "
-                "does not recognise this CLI's finished screen (e.g. a stock cao-server with "
-                f"Codex 0.169); taking the file in {format_duration(self.grace)} unless the "
-                "status changes"
-            )
-        if self._warned and unchanged >= self.after + self.grace:
-            log.warning(f"taking {self.path.name} from {who} although it still reports {status}")
-            return True
-        return False
-
-
-class _Pace:
-    """How long the next wait may last: POLL_SECONDS at most; after a file event
-    FAST_RECHECKS short ones, then doubling back up to POLL_SECONDS."""
-
-    def __init__(self, poll_seconds: float) -> None:
-        self.poll_seconds = poll_seconds
-        self.interval = poll_seconds
-        self._fast_left = 0
-
-    def hurry(self) -> None:
-        self.interval = min(FAST_RECHECK_SECONDS, self.poll_seconds)
-        self._fast_left = FAST_RECHECKS
-
-    def slow_down(self) -> None:
-        if self._fast_left > 1:
-            self._fast_left -= 1
-            return
-        self._fast_left = 0
-        self.interval = min(self.interval * 2, self.poll_seconds)
-
-
 @dataclass(frozen=True)
 class Response:
     """An agent's answer, where its archived copy lives, and whether it came from a file."""
@@ -391,9 +303,9 @@ class Handoff:
         idle_since: float | None = None
         waiting_reported = False
         next_heartbeat = started + self.heartbeat_seconds
-        pace = _Pace(self.poll_seconds)
+        pace = Pace(self.poll_seconds)
         told: str | None = None  # the status a status event just brought, if any
-        stuck = _StuckFile(path, self.idle_grace_seconds)
+        stuck = StuckFile(path, self.idle_grace_seconds)
         seen_idle = False
         while True:
             status = told if told is not None else self.api.get_status(terminal_id)
@@ -444,7 +356,7 @@ class Handoff:
                 next_heartbeat = now + self.heartbeat_seconds
             told = self._wait(terminal_id, status, path, pace)
 
-    def _wait(self, terminal_id: str, status: str, path: Path, pace: _Pace) -> str | None:
+    def _wait(self, terminal_id: str, status: str, path: Path, pace: Pace) -> str | None:
         """Wait before the next status read; the new status when a status event brought it
         (so it need not be read again).
 
