@@ -4,7 +4,7 @@ Two sources feed one `ChangeWatcher`:
 
 - the response directory, watched with inotify: a response file renamed or written into
   place wakes the wait at once;
-- the server's status events (see docs/server.md "Status events"): the `GET /events`
+- the server's status events (documented with `baton serve`): the `GET /events`
   stream when the server offers it, else the long-poll `GET /terminals/{id}/status/wait`;
   a server without either (a stock `cao-server`) gives no status wake-ups, and the
   handoff reads the status at short, growing intervals after the file appears.
@@ -142,6 +142,7 @@ class StatusEvents:
         self._latest: dict[str, str] = {}
         self._changes: dict[str, int] = {}  # how many changes each terminal has had
         self._first = threading.Event()
+        self._connected = threading.Event()
         self._stop = threading.Event()
         self._sse_thread: threading.Thread | None = None
         self._long_poll: tuple[str, str] | None = None  # the (terminal, since) in flight
@@ -192,16 +193,24 @@ class StatusEvents:
 
     # --- background threads ---
 
+    @property
+    def live(self) -> bool:
+        """Whether the `/events` stream is connected now (its statuses are current)."""
+        return self.feed is StatusFeed.SSE and self._connected.is_set()
+
     def _read_stream(self) -> None:
         while not self._stop.is_set():
             try:
                 for event in self._source.iter_events(stop=self._stop):
                     if self._stop.is_set():
                         return
+                    self._connected.set()
                     self._take(event)
             except BatonError:
                 if not self._first.is_set():
                     return  # never worked: not offered
+            finally:
+                self._connected.clear()
             if self._stop.wait(_RECONNECT_SECONDS):
                 return
 
@@ -229,7 +238,10 @@ class StatusEvents:
         try:
             status = self._source.wait_status(terminal_id, since, _LONG_POLL_SECONDS)
         except BatonError:
-            status = None
+            with self._lock:  # a failed request: the next wait asks again
+                if self._long_poll == (terminal_id, since):
+                    self._long_poll = None
+            return
         with self._lock:
             if self._long_poll == (terminal_id, since):
                 self._long_poll = None
@@ -294,9 +306,9 @@ class ChangeWatcher:
             self._bell.drain()
 
     def latest_status(self, terminal_id: str) -> str | None:
-        """The newest status `GET /events` gave for `terminal_id`; None without that stream
-        (a long-poll answer may be older than the caller's own read)."""
-        if self._status is None or self._status.feed is not StatusFeed.SSE:
+        """The newest status `GET /events` gave for `terminal_id`; None while that stream is
+        not connected (a long-poll answer may be older than the caller's own read)."""
+        if self._status is None or not self._status.live:
             return None
         return self._status.latest(terminal_id)
 

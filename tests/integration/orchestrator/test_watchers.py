@@ -32,6 +32,7 @@ class StatusServer:
         self.changed = threading.Condition()
         self.listeners: list[queue.Queue[dict[str, object]]] = []
         self.stopping = threading.Event()
+        self.dropping = threading.Event()  # end every open /events stream
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -85,6 +86,9 @@ class StatusServer:
                         self._send(_status_event(terminal, status, None))
                 owner.listeners.append(inbox)
                 while not owner.stopping.is_set():
+                    if owner.dropping.is_set():
+                        self.close_connection = True
+                        return
                     try:
                         event = inbox.get(timeout=0.1)
                     except queue.Empty:
@@ -239,5 +243,21 @@ def test_without_status_events_a_status_change_does_not_wake(tmp_path: Path) -> 
             _later(0.1, lambda: server.set("t1", "completed"))
             assert watcher.wait("t1", "processing", directory / "a.md", 0.5) is None
             assert watcher.feed is not StatusFeed.SSE
+    finally:
+        server.close()
+
+
+def test_a_dropped_stream_is_not_taken_for_the_current_status(tmp_path: Path) -> None:
+    server = StatusServer(sse=True, long_poll=False)
+    try:
+        watcher, client, _ = _watcher(tmp_path, server)
+        with watcher, client:
+            assert watcher.start(probe_seconds=1.0) is StatusFeed.SSE
+            assert watcher.latest_status("t1") == "idle"
+            server.dropping.set()
+            deadline = time.monotonic() + 10
+            while watcher.latest_status("t1") is not None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert watcher.latest_status("t1") is None  # the caller reads the status itself
     finally:
         server.close()
