@@ -1,7 +1,8 @@
 """Reaction time of `baton run`: an agent's answer complete → the next prompt sent.
 
-Runs the demo project (scripted agents, real tmux, two rounds: FAIL then PASS) with
-`baton run` as a subprocess at default settings three ways, in the same run:
+Runs the demo project (scripted agents, real tmux, two rounds: FAIL then PASS; each answer
+takes 0.2–2.2 s at random) with `baton run` as a subprocess at default settings three
+ways, in the same run:
 
 - events:     against `baton serve`, which streams status events (`GET /events`);
 - no events:  against the same server behind a proxy that answers 404 to `/events` and
@@ -12,7 +13,8 @@ Runs the demo project (scripted agents, real tmux, two rounds: FAIL then PASS) w
 A turn's reaction is measured from the answer file's completion (its mtime: the agent
 renames it into place and is at rest a moment later) to the next prompt: `decided` is
 when the next prompt was archived (just before it is typed), `sent` when the server
-accepted it (`prompt_sent` in the run record). Every handoff of every run counts.
+accepted it (`prompt_sent` in the run record: `POST /terminals/{id}/input` returns once
+the CLI took the text, which is the server's own time). Every handoff of every run counts.
 
     .venv/bin/python bench/handoff_reaction.py [--runs 1] [--api URL]
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -43,7 +46,7 @@ import httpx
 from baton.demo.sample import write_sample_project
 from baton.orchestrator.events import read_events
 
-_EVENT_ROUTES = ("/events", "/status/wait")
+_WORK_SECONDS = (0.2, 2.2)
 
 
 class NoEventsProxy:
@@ -146,6 +149,11 @@ def _free_port() -> int:
 def run_once(api: str, root: Path, *, watch: bool) -> tuple[list[float], list[float], int]:
     """One `baton run` of the demo project; (decided, sent) reactions in seconds, exit code."""
     project = write_sample_project(root)
+    # Answers take 0.2–2.2 s, at random: where an answer falls in the POLL_SECONDS cycle
+    # decides what polling costs, so a fixed time would flatter or punish it.
+    scenario = json.loads(project.scenario_file.read_text())
+    scenario["work_seconds"] = list(_WORK_SECONDS)
+    project.scenario_file.write_text(json.dumps(scenario))
     env = {
         **os.environ,
         "API": api,

@@ -6,7 +6,7 @@ from `<working directory>/.baton/scenario.json`:
 
     {"test_command": "python -m pytest -q",
      "patches": [{"files": {"pkg/mod.py": "<full new content>"}}, ...],
-     "work_seconds": 1.0}
+     "work_seconds": 1.0}          (or [low, high]: a random time per answer)
 
 The programmer works like a person would, from the project and the conversation, not
 from one orchestrator's wording: it starts with `patches[0]`; it moves on to the next
@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ class ScenarioError(ValueError):
 class Scenario:
     test_command: str | None = None
     patches: tuple[dict[str, str], ...] = ()
-    work_seconds: float | None = None
+    work_seconds: float | tuple[float, float] | None = None
 
 
 @dataclass
@@ -80,14 +81,28 @@ def load_scenario(directory: Path) -> Scenario | None:
         ):
             raise ScenarioError(f"{path}: patches[{index}].files must map paths to text")
         patches.append(dict(files))
-    seconds = data.get("work_seconds")
-    if seconds is not None and not isinstance(seconds, int | float):
-        raise ScenarioError(f"{path}: work_seconds must be a number")
+    seconds = _work_seconds(data.get("work_seconds"), path)
     return Scenario(
         test_command=command or None,
         patches=tuple(patches),
-        work_seconds=float(seconds) if seconds is not None else None,
+        work_seconds=seconds,
     )
+
+
+def _work_seconds(value: object, path: Path) -> float | tuple[float, float] | None:
+    """`work_seconds` from the scenario: a number, or `[low, high]` for a random time."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(item, int | float) and not isinstance(item, bool) for item in value)
+        and value[0] <= value[1]
+    ):
+        return (float(value[0]), float(value[1]))
+    raise ScenarioError(f"{path}: work_seconds must be a number or [low, high]")
 
 
 class RoleWorker:
@@ -109,6 +124,8 @@ class RoleWorker:
             scenario = load_scenario(self.directory)
         except ScenarioError:
             return DEFAULT_WORK_SECONDS
+        if scenario is not None and isinstance(scenario.work_seconds, tuple):
+            return max(0.0, random.uniform(*scenario.work_seconds))
         if scenario is not None and scenario.work_seconds is not None:
             return max(0.0, scenario.work_seconds)
         return DEFAULT_WORK_SECONDS
