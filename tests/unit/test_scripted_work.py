@@ -135,3 +135,15 @@ def test_work_seconds_come_from_the_scenario(tmp_path: Path, monkeypatch) -> Non
     assert RoleWorker(tmp_path).work_seconds() == 1.5
     monkeypatch.setenv("BATON_SCRIPTED_WORK_SECONDS", "0.1")
     assert RoleWorker(tmp_path).work_seconds() == 0.1
+
+
+def test_work_seconds_may_be_a_range(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("BATON_SCRIPTED_WORK_SECONDS", raising=False)
+    (tmp_path / ".baton").mkdir()
+    (tmp_path / ".baton/scenario.json").write_text('{"work_seconds": [0.2, 0.4]}')
+    samples = {RoleWorker(tmp_path).work_seconds() for _ in range(50)}
+    assert all(0.2 <= sample <= 0.4 for sample in samples)
+    assert len(samples) > 1
+    (tmp_path / ".baton/scenario.json").write_text('{"work_seconds": [2, 1]}')
+    with pytest.raises(ScenarioError, match=r"\[low, high\]"):
+        load_scenario(tmp_path)

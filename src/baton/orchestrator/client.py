@@ -9,7 +9,10 @@ because repeating a POST could type a prompt into an agent twice.
 
 from __future__ import annotations
 
+import json
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -25,6 +28,8 @@ __all__ = ["DEFAULT_TIMEOUT", "ApiClient"]
 # text, so reads get minutes; connecting is quick or the server is not there.
 DEFAULT_TIMEOUT = httpx.Timeout(300.0, connect=10.0)
 _READ_RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0)
+# `/events` sends a keep-alive at least every 15 s; silence this long means a dead stream.
+_STREAM_READ_SECONDS = 45.0
 _TRANSIENT = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout)
 
 
@@ -139,6 +144,61 @@ class ApiClient:
         tokens, None while unknown. A server without the route answers 404 (ApiHttpError)."""
         data = self._json("GET", f"/terminals/{terminal_id}/usage")
         return Usage.from_json(data)
+
+    def iter_events(
+        self, *, stop: threading.Event | None = None, terminal_ids: tuple[str, ...] = ()
+    ) -> Iterator[dict[str, Any]]:
+        """`GET /events`: each `data:` JSON object of the stream, until it ends or `stop` is set.
+
+        Comments (keep-alives) and non-JSON data are skipped; 404/405 (no such route) or
+        any other failure raises `ApiError`. Runs on its own connection, so a reader
+        thread never holds up the calls of the run.
+        """
+        params = httpx.QueryParams([("terminal_id", terminal_id) for terminal_id in terminal_ids])
+        timeout = httpx.Timeout(_STREAM_READ_SECONDS, connect=5.0)
+        url = self._url("/events")
+        try:
+            with (
+                httpx.Client(headers=self._http.headers, timeout=timeout) as http,
+                http.stream("GET", url, params=params) as response,
+            ):
+                if response.status_code >= 400:
+                    response.read()
+                    raise ApiHttpError("GET", url, response.status_code, _detail(response))
+                for line in response.iter_lines():
+                    if stop is not None and stop.is_set():
+                        return
+                    if not line.startswith("data:"):
+                        continue
+                    try:
+                        data = json.loads(line[5:].strip())
+                    except ValueError:
+                        continue
+                    if isinstance(data, dict):
+                        yield data
+        except httpx.HTTPError as error:
+            raise ApiError(f"GET {url}: {_describe(error)}") from None
+
+    def wait_status(self, terminal_id: str, since: str, timeout: float) -> str | None:
+        """Long-poll `GET /terminals/{id}/status/wait`: the status once it differs from `since`
+        (or when `timeout` ends); None when the server has no such route (404/405)."""
+        path = f"/terminals/{terminal_id}/status/wait"
+        params = {"since": since, "timeout": f"{timeout:g}"}
+        try:
+            response = self._http.get(
+                path, params=params, timeout=httpx.Timeout(timeout + 30.0, connect=5.0)
+            )
+        except httpx.HTTPError as error:
+            raise ApiError(f"GET {self._url(path)}: {_describe(error)}") from None
+        if response.status_code in (404, 405):
+            return None
+        if response.status_code >= 400:
+            raise ApiHttpError("GET", self._url(path), response.status_code, _detail(response))
+        try:
+            status = response.json().get("status")
+        except (ValueError, AttributeError):
+            return None
+        return status if isinstance(status, str) else None
 
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the agent CLI to exit (`POST /terminals/{id}/exit`)."""

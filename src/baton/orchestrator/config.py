@@ -17,7 +17,7 @@ place in the optional JSON file given as `baton run path/to/config.json`:
                        "max_feedback_lines": 30, "upstream_on_repeat": true,
                        "cross_phase": true, "max_cross_phase_lines": 40},
       "handoff":      {"poll_seconds": 2, "response_timeout": 1800,
-                       "idle_grace_seconds": 30, "strict": true},
+                       "idle_grace_seconds": 30, "strict": true, "watch": true},
       "state":        {"file": ".tmp/codex-3agents-loop-state.json", "resume": null,
                        "cleanup_on_exit": false},
       "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}},
@@ -101,6 +101,7 @@ class Settings:
     response_timeout: float = 1800.0
     idle_grace_seconds: float = 30.0
     strict_file_handoff: bool = True
+    handoff_watch: bool = True  # wake on file and status events; 0 = poll only
     state_file: Path | None = None
     resume: bool | None = None  # None: auto-resume a RUNNING state; True: must; False: never
     cleanup_on_exit: bool = False

@@ -126,6 +126,7 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
         "idle_grace_seconds", "IDLE_GRACE_SECONDS", ("handoff", "idle_grace_seconds"), "seconds", 0
     ),
     SettingKey("strict_file_handoff", "STRICT_FILE_HANDOFF", ("handoff", "strict"), "bool"),
+    SettingKey("handoff_watch", "HANDOFF_WATCH", ("handoff", "watch"), "bool"),
     SettingKey("state_file", "STATE_FILE", ("state", "file"), "path"),
     SettingKey("resume", "RESUME", ("state", "resume"), "tristate"),
     SettingKey("cleanup_on_exit", "CLEANUP_ON_EXIT", ("state", "cleanup_on_exit"), "bool"),

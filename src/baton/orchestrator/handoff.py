@@ -11,6 +11,19 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
                                                    → strict: MissingResponseError,
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
+- `processing` while the file sits complete and unchanged for max(IDLE_GRACE_SECONDS,
+  30 s)                                            → one warning naming the likely cause;
+  after a further IDLE_GRACE_SECONDS the file is taken (a server that never sees the
+  CLI finish, such as a stock cao-server with Codex 0.169)
+- idle then completed after the prompt counts as having started (an agent too quick to
+  be seen working)
+
+Between two status reads it waits at most POLL_SECONDS. With a `ChangeWaiter` (inotify on
+the response directory plus the server's status events, `baton.orchestrator.watchers`)
+the wait ends as soon as the file is completed or the status changes; after the file
+appears the status is read at once and then every 20 ms for a moment, then at doubling
+intervals up to POLL_SECONDS (`baton.orchestrator.handoff_pace`), so a server without
+status events still hands off in milliseconds.
 
 A dialog (`waiting_user_answer`) is said once, naming `baton answer` and `baton attach`,
 and so is the agent resuming after it; every status change goes to the `on_status` hook
@@ -41,6 +54,7 @@ from baton.errors import (
     HandoffTimeout,
     MissingResponseError,
 )
+from baton.orchestrator.handoff_pace import ChangeWaiter, Pace, StuckFile
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
@@ -229,6 +243,7 @@ class Handoff:
         state_file: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        waiter: ChangeWaiter | None = None,
     ) -> None:
         self.api = api
         self.wd = Path(wd).resolve()
@@ -243,6 +258,7 @@ class Handoff:
         self.state_file = state_file
         self._clock = clock
         self._sleep = sleep
+        self.waiter = waiter
 
     def response_path_for(self, role: str | Role) -> Path:
         return response_path_for(role, self.wd)
@@ -308,8 +324,12 @@ class Handoff:
         waiting_since: float | None = None
         previous: str | None = None
         next_heartbeat = started + self.heartbeat_seconds
+        pace = Pace(self.poll_seconds)
+        told: str | None = None  # the status a status event just brought, if any
+        stuck = StuckFile(path, self.idle_grace_seconds)
+        seen_idle = False
         while True:
-            status = self.api.get_status(terminal_id)
+            status = told if told is not None else self.api.get_status(terminal_id)
             now = self._clock()
             if status != previous:
                 self._status_seen(role, terminal_id, status, previous)
@@ -322,6 +342,9 @@ class Handoff:
             if status in _AT_REST:
                 if path.is_file():
                     return self._take_file(path, role, who, now - started)
+                # idle → completed after the prompt: it answered (too fast to show working).
+                seen_idle = seen_idle or status == TerminalStatus.IDLE
+                agent_started = agent_started or (seen_idle and status == TerminalStatus.COMPLETED)
                 if not agent_started and now - started >= self.idle_grace_seconds:
                     self.log.warning(
                         f"{who} never showed it started working within "
@@ -337,6 +360,10 @@ class Handoff:
             else:
                 agent_started = True
                 idle_since = None
+                if status != TerminalStatus.WAITING_USER_ANSWER and stuck.check(
+                    now, who, status, self.log
+                ):
+                    return self._take_file(path, role, who, now - started)
                 if now - started >= self.response_timeout:
                     raise HandoffTimeout(
                         f"{who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
@@ -344,7 +371,27 @@ class Handoff:
             if now >= next_heartbeat:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
+            told = self._wait(terminal_id, status, path, pace)
+
+    def _wait(self, terminal_id: str, status: str, path: Path, pace: Pace) -> str | None:
+        """Wait before the next status read; the new status when a status event brought it
+        (so it need not be read again).
+
+        Without a waiter this is the plain POLL_SECONDS sleep. With one, the wait ends on a
+        file or status event, and `pace` sets how long it may last; a live status stream
+        (`GET /events`) says the status, so nothing is read after the event.
+        """
+        if self.waiter is None:
             self._sleep(self.poll_seconds)
+            return None
+        woke = self.waiter.wait(terminal_id, status, path, pace.interval)
+        if woke is None:
+            pace.slow_down()
+            return None
+        told = self.waiter.latest_status(terminal_id)
+        if woke == "file" and told is None:
+            pace.hurry()  # no live status stream: read again soon
+        return told
 
     def _track_waiting(
         self, role: Role, who: str, status: str, waiting_since: float | None, now: float

@@ -33,6 +33,7 @@ from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import FinalStatus, RunState, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
 from baton.orchestrator.usage import TokenMeter
+from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
@@ -69,6 +70,7 @@ class Orchestrator:
         self.notifier = Notifier.from_settings(settings, log)
         # The run record, once the archive is known; the notifier listens from the start.
         self.events = RunEvents(None, listeners=[self.notifier])
+        self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
 
     # --- the whole run ---
 
@@ -153,6 +155,7 @@ class Orchestrator:
         handoff = Handoff(
             self.api,
             self.settings.wd,
+            waiter=self._open_watcher(),
             archive=archive,
             poll_seconds=self.settings.poll_seconds,
             idle_grace_seconds=self.settings.idle_grace_seconds,
@@ -210,6 +213,13 @@ class Orchestrator:
         if status == TerminalStatus.WAITING_USER_ANSWER:
             self.events.emit(EventKind.WAITING, **fields, hint=waiting_hint(role, self.state_path))
 
+    def _open_watcher(self) -> ChangeWatcher | None:
+        """HANDOFF_WATCH=1: watch the response directory and the server's status events."""
+        if not self.settings.handoff_watch:
+            return None
+        self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
+        return self.watcher
+
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""
         return {key: self.settings.provider_for(key) for key in ROLE_BY_TERMINAL}
@@ -243,6 +253,9 @@ class Orchestrator:
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
         self.signals.hold()
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
         if self.state is None:
             if self._creating is not None:
                 self._abandon_partial_team(self._creating)

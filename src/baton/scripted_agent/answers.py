@@ -21,11 +21,16 @@ __all__ = [
     "analyst_answer",
     "analyst_review_answer",
     "answer_for",
+    "carries_failed_verdict",
     "find_response_target",
     "programmer_answer",
     "programmer_review_answer",
+    "read_cycle",
     "read_number",
+    "read_round",
+    "split_upstream",
     "tester_answer",
+    "upstream_fingerprint",
     "write_file_command",
 ]
 
@@ -60,15 +65,100 @@ def read_number(text: str, label: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def analyst_answer(prompt: str) -> str:
-    """An ANALYST_SUMMARY with the five mandatory sections, echoing round and cycle."""
-    round_number = read_number(prompt, "Round") or 1
-    cycle = read_number(prompt, "Analyst review cycle") or 1
+_ROUND = re.compile(r"\bround\s*[:#]?\s*(\d+)", re.IGNORECASE)
+_CYCLE = re.compile(r"\bcycle\s*[:#]?\s*(\d+)", re.IGNORECASE)
+_FAILED_VERDICT = re.compile(r"^\s*RESULT:\s*FAIL\b", re.MULTILINE)
+# Where a quoted block ends: the orchestrator's own lines resume.
+_BLOCK_END = re.compile(
+    r"^\s*(RESPONSE FILE INSTRUCTION|\*\*\*|Programmer review cycle|Guards?:|Task:)",
+    re.IGNORECASE,
+)
+_BLOCK_LINES = 60
+
+
+def read_round(prompt: str) -> int | None:
+    """The round a prompt names in any common wording (`Round: 2`, `Round 2 of 8`)."""
+    found = _ROUND.findall(prompt)
+    return int(found[-1]) if found else None
+
+
+def read_cycle(prompt: str) -> int | None:
+    """The review cycle a prompt names in any common wording (`… review cycle: 2`)."""
+    found = _CYCLE.findall(prompt)
+    return int(found[-1]) if found else None
+
+
+def carries_failed_verdict(prompt: str) -> bool:
+    """Whether the prompt passes on a tester's `RESULT: FAIL`."""
+    return _FAILED_VERDICT.search(prompt) is not None
+
+
+def split_upstream(prompt: str) -> tuple[list[str], str]:
+    """The prompt's quoted upstream blocks (ANALYST_SUMMARY, `RESULT:`) and the rest.
+
+    A block ends where the orchestrator's own text resumes (its instruction, a marker, a
+    guard or task heading; for an analysis, after its fifth section).
+    """
+    lines = prompt.splitlines()
+    blocks: list[str] = []
+    rest: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index].strip()
+        if not line.startswith(("ANALYST_SUMMARY", "RESULT:")):
+            rest.append(lines[index])
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and end - index < _BLOCK_LINES:
+            if _BLOCK_END.match(lines[end]):
+                break
+            end += 1
+            if line.startswith("ANALYST_SUMMARY") and lines[end - 1].lstrip().startswith("5."):
+                break
+        blocks.append("\n".join(lines[index:end]))
+        index = end
+    return blocks, "\n".join(rest)
+
+
+def upstream_fingerprint(prompt: str) -> str | None:
+    """What the upstream roles said, as quoted in the prompt; None when it quotes nothing
+    (a back-reference such as "same analyst output as before").
+
+    Lines naming a round or cycle and response-file lines are left out: they change
+    between review cycles while the upstream work stays the same.
+    """
+    blocks, _ = split_upstream(prompt)
+    kept = [
+        line.strip()
+        for block in blocks
+        for line in block.splitlines()
+        if line.strip()
+        and not _ROUND.search(line)
+        and not _CYCLE.search(line)
+        and "agent-responses" not in line
+    ]
+    return "\n".join(kept) if kept else None
+
+
+def analyst_answer(prompt: str, *, analysis: int = 1) -> str:
+    """An ANALYST_SUMMARY with the five mandatory sections.
+
+    It repeats the round and cycle when the prompt names them, counts its own analyses
+    (`analysis`), and says when it answers a tester's failure, so each new analysis
+    reads differently from the last one.
+    """
+    round_number = read_round(prompt)
+    cycle = read_number(prompt, "Analyst review cycle") or read_cycle(prompt)
+    echoed = [f"Round: {round_number}"] if round_number is not None else []
+    echoed.append(f"Analyst review cycle: {cycle or 1}")
+    if carries_failed_verdict(prompt):
+        echoed.append("This analysis answers the tester's failure report of the last round.")
     return "\n".join(
         [
             "ANALYST_SUMMARY",
-            f"Round: {round_number}",
-            f"Analyst review cycle: {cycle}",
+            *echoed,
+            f"Analysis number: {analysis}",
             "1. Per-file artifact review:",
             "   - proposal.md: PASS - the change states why and what.",
             "   - design.md: PASS - one decision, one alternative rejected.",
@@ -82,9 +172,13 @@ def analyst_answer(prompt: str) -> str:
     )
 
 
-def analyst_review_answer(prompt: str) -> str:
-    """REVISE on the first cycle, then APPROVED with notes that carry gate evidence."""
-    cycle = read_number(prompt, "Analyst review cycle") or 2
+def analyst_review_answer(prompt: str, *, asked: int = 2) -> str:
+    """REVISE on the first cycle, then APPROVED with notes that carry gate evidence.
+
+    The cycle is the one the prompt names; without one, `asked` (how many reviews this
+    reviewer has given) stands in for it.
+    """
+    cycle = read_number(prompt, "Analyst review cycle") or read_cycle(prompt) or asked
     if cycle < 2:
         return "\n".join(
             [
@@ -110,7 +204,7 @@ def programmer_answer(
     prompt: str, *, files_changed: Sequence[str] = (), behaviour: str = ""
 ) -> str:
     """A PROGRAMMER_SUMMARY with files changed and behaviour, echoing the review cycle."""
-    cycle = read_number(prompt, "Programmer review cycle") or 1
+    cycle = read_number(prompt, "Programmer review cycle") or read_cycle(prompt) or 1
     files = list(files_changed) or ["(no files changed)"]
     return "\n".join(
         [
@@ -124,9 +218,10 @@ def programmer_answer(
     )
 
 
-def programmer_review_answer(prompt: str) -> str:
-    """REVISE on the first cycle, then APPROVED with notes that carry gate evidence."""
-    cycle = read_number(prompt, "Programmer review cycle") or 2
+def programmer_review_answer(prompt: str, *, asked: int = 2) -> str:
+    """REVISE on the first cycle, then APPROVED with notes that carry gate evidence
+    (the cycle as in `analyst_review_answer`)."""
+    cycle = read_number(prompt, "Programmer review cycle") or read_cycle(prompt) or asked
     if cycle < 2:
         return "\n".join(
             [
@@ -171,17 +266,22 @@ def tester_answer(
     return "\n".join(lines)
 
 
-def answer_for(target: ResponseTarget, prompt: str, *, tester_passed: bool = True) -> str:
-    """The canned answer for `target`'s role; the tester's verdict is the caller's to give."""
+def answer_for(
+    target: ResponseTarget, prompt: str, *, tester_passed: bool = True, asked: int = 1
+) -> str:
+    """The canned answer for `target`'s role; the tester's verdict is the caller's to give.
+
+    `asked` is how many prompts this role has answered, this one included.
+    """
     key = target.role.output_key
     if key == "analyst":
-        return analyst_answer(prompt)
+        return analyst_answer(prompt, analysis=asked)
     if key == "analyst_review":
-        return analyst_review_answer(prompt)
+        return analyst_review_answer(prompt, asked=asked)
     if key == "programmer":
         return programmer_answer(prompt)
     if key == "programmer_review":
-        return programmer_review_answer(prompt)
+        return programmer_review_answer(prompt, asked=asked)
     verdict = "passed" if tester_passed else "failed: 1 assertion"
     return tester_answer(
         passed=tester_passed, commands=["python -m pytest -q"], output=f"scenario {verdict}"

@@ -206,9 +206,14 @@ class ScriptedAgent:
         return self._ask(ui.PERMISSION_QUESTION)
 
     def _work(self, message: str) -> tuple[Outcome | None, str | None, int]:
-        """Run the worker in a thread while the working indicator ticks."""
+        """Run the worker in a thread while the working indicator ticks.
+
+        The thread rings a pipe when it ends, so the answer and the idle prompt follow
+        the response file at once rather than at the indicator's next tick.
+        """
         started = time.monotonic()
         result: dict[str, object] = {}
+        done_read, done_write = os.pipe()
 
         def target() -> None:
             try:
@@ -220,20 +225,29 @@ class ScriptedAgent:
                 result["outcome"] = outcome
             except Exception as error:  # shown on screen as the error state
                 result["error"] = f"{type(error).__name__}: {error}"
+            finally:
+                os.write(done_write, b"!")
 
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
         frame = 0
-        while thread.is_alive():
-            elapsed = int(time.monotonic() - started)
-            self._write(_CLEAR_LINE + ui.working_line(frame, elapsed))
-            frame += 1
-            data = self._read(0.1)
-            if data:  # type-ahead while busy goes to the next message
-                for event in self.parser.feed(data):
-                    if event.kind == "text":
-                        self.buffer += event.text
-        thread.join()
+        try:
+            while True:
+                elapsed = int(time.monotonic() - started)
+                self._write(_CLEAR_LINE + ui.working_line(frame, elapsed))
+                frame += 1
+                ready, _, _ = select.select([self.fd_in, done_read], [], [], 0.1)
+                if done_read in ready:
+                    break
+                if self.fd_in in ready:  # type-ahead while busy goes to the next message
+                    data = os.read(self.fd_in, 65536)
+                    for event in self.parser.feed(data):
+                        if event.kind == "text":
+                            self.buffer += event.text
+            thread.join()
+        finally:
+            os.close(done_read)
+            os.close(done_write)
         seconds = max(1, round(time.monotonic() - started))
         error = result.get("error")
         outcome = result.get("outcome")

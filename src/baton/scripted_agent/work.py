@@ -6,10 +6,14 @@ from `<working directory>/.baton/scenario.json`:
 
     {"test_command": "python -m pytest -q",
      "patches": [{"files": {"pkg/mod.py": "<full new content>"}}, ...],
-     "work_seconds": 1.0}
+     "work_seconds": 1.0}          (or [low, high]: a random time per answer)
 
-The programmer applies `patches[k]` in the k-th round it works in (clamped to the last);
-the tester runs the test command and reports PASS or FAIL from its real exit code.
+The programmer works like a person would, from the project and the conversation, not
+from one orchestrator's wording: it starts with `patches[0]`; it moves on to the next
+patch (clamped to the last) only when asked afresh — the prompt quotes new upstream work
+(another analysis, a tester's verdict) or its review cycle starts over — and the test
+command still fails on the patch in place; a review revision keeps the patch. The tester
+runs the test command and reports PASS or FAIL from its real exit code.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -42,7 +47,7 @@ class ScenarioError(ValueError):
 class Scenario:
     test_command: str | None = None
     patches: tuple[dict[str, str], ...] = ()
-    work_seconds: float | None = None
+    work_seconds: float | tuple[float, float] | None = None
 
 
 @dataclass
@@ -76,22 +81,39 @@ def load_scenario(directory: Path) -> Scenario | None:
         ):
             raise ScenarioError(f"{path}: patches[{index}].files must map paths to text")
         patches.append(dict(files))
-    seconds = data.get("work_seconds")
-    if seconds is not None and not isinstance(seconds, int | float):
-        raise ScenarioError(f"{path}: work_seconds must be a number")
+    seconds = _work_seconds(data.get("work_seconds"), path)
     return Scenario(
         test_command=command or None,
         patches=tuple(patches),
-        work_seconds=float(seconds) if seconds is not None else None,
+        work_seconds=seconds,
     )
 
 
+def _work_seconds(value: object, path: Path) -> float | tuple[float, float] | None:
+    """`work_seconds` from the scenario: a number, or `[low, high]` for a random time."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(item, int | float) and not isinstance(item, bool) for item in value)
+        and value[0] <= value[1]
+    ):
+        return (float(value[0]), float(value[1]))
+    raise ScenarioError(f"{path}: work_seconds must be a number or [low, high]")
+
+
 class RoleWorker:
-    """Turns one prompt into one answer, remembering which round the programmer is in."""
+    """Turns one prompt into one answer, remembering what it was asked and what it did."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self._round_index: int | None = None
+        self.asked: dict[str, int] = {}  # prompts answered per role
+        self._patch_index: int | None = None  # the patch the programmer last put in place
+        self._upstream: str | None = None  # the upstream work that patch answered
+        self._cycle: int | None = None  # the review cycle of the last programmer prompt
 
     def work_seconds(self) -> float:
         """How long to look busy: BATON_SCRIPTED_WORK_SECONDS, the scenario, or a default."""
@@ -102,8 +124,10 @@ class RoleWorker:
             scenario = load_scenario(self.directory)
         except ScenarioError:
             return DEFAULT_WORK_SECONDS
-        if scenario is not None and scenario.work_seconds is not None:
-            return max(0.0, scenario.work_seconds)
+        if scenario is not None and isinstance(scenario.work_seconds, tuple):
+            return max(0.0, random.uniform(*scenario.work_seconds))
+        if scenario is not None and isinstance(scenario.work_seconds, float | int):
+            return max(0.0, float(scenario.work_seconds))
         return DEFAULT_WORK_SECONDS
 
     def handle(self, prompt: str) -> Outcome:
@@ -112,44 +136,78 @@ class RoleWorker:
             return Outcome(answer=_receipt(prompt))
         scenario = load_scenario(self.directory)
         key = target.role.output_key
+        self.asked[key] = self.asked.get(key, 0) + 1
         files: list[str] = []
         if key == "programmer":
-            round_index = self._round_for(prompt)
-            files = self._apply_patch(round_index, scenario)
-            behaviour = (
-                f"applied the scenario patch for round {round_index + 1}."
-                if files
-                else "no scenario patch applies; nothing changed."
-            )
+            files, behaviour = self._program(prompt, scenario)
             text = answers.programmer_answer(prompt, files_changed=files, behaviour=behaviour)
         elif key == "tester":
             text = self._run_test(prompt, scenario)
         else:
-            text = answers.answer_for(target, prompt)
+            text = answers.answer_for(target, prompt, asked=self.asked[key])
         _write_atomically(target, text)
         return Outcome(answer=text, written_to=target.path, files_changed=files)
 
     # -- programmer ------------------------------------------------------------------
 
-    def _round_for(self, prompt: str) -> int:
-        """0 for the first round the programmer works in, 1 for the next, …"""
-        announced = answers.read_number(prompt, "Round")
-        cycle = answers.read_number(prompt, "Programmer review cycle")
-        if announced is not None:
-            index = max(0, announced - 1)
-        elif self._round_index is None:
+    def _program(self, prompt: str, scenario: Scenario | None) -> tuple[list[str], str]:
+        """Put the right patch in place; (files written, what the answer says it did)."""
+        if scenario is None or not scenario.patches:
+            return [], "no scenario patch applies; nothing changed."
+        index = self._choose_patch(prompt, scenario)
+        files = self._apply(scenario.patches[index])
+        return files, f"applied scenario patch {index + 1} of {len(scenario.patches)}."
+
+    def _choose_patch(self, prompt: str, scenario: Scenario) -> int:
+        """The patch to put in place for this prompt (see the module docstring)."""
+        upstream = answers.upstream_fingerprint(prompt)
+        _, own_text = answers.split_upstream(prompt)  # not the cycles quoted from upstream
+        cycle = answers.read_number(own_text, "Programmer review cycle") or answers.read_cycle(
+            own_text
+        )
+        current = self._patch_index
+        if current is None:
+            current = self._patch_in_place(scenario)
+        if current is None:
             index = 0
-        elif "ANALYST_SUMMARY" in prompt and cycle in (None, 1):
-            index = self._round_index + 1  # the full analyst output opens a new round
         else:
-            index = self._round_index
-        self._round_index = index
+            afresh = (upstream is not None and upstream != self._upstream) or (
+                cycle is not None and self._cycle is not None and cycle <= self._cycle
+            )
+            if afresh and not self._test_passes(prompt, scenario):
+                index = min(current + 1, len(scenario.patches) - 1)
+            else:
+                index = current
+        self._patch_index = index
+        if upstream is not None:
+            self._upstream = upstream
+        self._cycle = cycle
         return index
 
-    def _apply_patch(self, index: int, scenario: Scenario | None) -> list[str]:
-        if scenario is None or not scenario.patches:
-            return []
-        files = scenario.patches[min(index, len(scenario.patches) - 1)]
+    def _patch_in_place(self, scenario: Scenario) -> int | None:
+        """The latest patch whose files the project holds now (an agent started afresh)."""
+        root = self.directory.resolve()
+        for index in range(len(scenario.patches) - 1, -1, -1):
+            files = scenario.patches[index]
+            try:
+                if all(
+                    (root / name).read_text(encoding="utf-8") == text
+                    for name, text in files.items()
+                ):
+                    return index
+            except OSError:
+                continue
+        return None
+
+    def _test_passes(self, prompt: str, scenario: Scenario) -> bool:
+        """Whether the project's test command passes now (False when there is none)."""
+        command = self._test_command(prompt, scenario)
+        if not command:
+            return False
+        code, _ = self._run(command)
+        return code == 0
+
+    def _apply(self, files: dict[str, str]) -> list[str]:
         root = self.directory.resolve()
         for relative, content in files.items():
             path = (root / relative).resolve()
@@ -163,20 +221,15 @@ class RoleWorker:
 
     # -- tester -----------------------------------------------------------------------
 
-    def _run_test(self, prompt: str, scenario: Scenario | None) -> str:
+    def _test_command(self, prompt: str, scenario: Scenario | None) -> str | None:
         command = scenario.test_command if scenario else None
         if not command:
             found = _TEST_COMMAND_LINE.findall(prompt)
             command = _unquote(found[-1]) if found else None
-        if not command:
-            return answers.tester_answer(
-                passed=False,
-                commands=[],
-                output="no test command: no .baton/scenario.json and no "
-                "'use this project test command:' line in the prompt",
-                failed_criteria="the scenario test could not be run.",
-                next_fix="give the project test command.",
-            )
+        return command or None
+
+    def _run(self, command: str) -> tuple[int, str]:
+        """Run `command` in the project; (exit code, its output)."""
         try:
             completed = subprocess.run(
                 command,
@@ -188,10 +241,22 @@ class RoleWorker:
                 timeout=_TEST_TIMEOUT_SECONDS,
                 check=False,
             )
-            output = completed.stdout.decode("utf-8", "replace")
-            code = completed.returncode
         except subprocess.TimeoutExpired:
-            output, code = f"timed out after {_TEST_TIMEOUT_SECONDS}s", -1
+            return -1, f"timed out after {_TEST_TIMEOUT_SECONDS}s"
+        return completed.returncode, completed.stdout.decode("utf-8", "replace")
+
+    def _run_test(self, prompt: str, scenario: Scenario | None) -> str:
+        command = self._test_command(prompt, scenario)
+        if not command:
+            return answers.tester_answer(
+                passed=False,
+                commands=[],
+                output="no test command: no .baton/scenario.json and no "
+                "'use this project test command:' line in the prompt",
+                failed_criteria="the scenario test could not be run.",
+                next_fix="give the project test command.",
+            )
+        code, output = self._run(command)
         tail = "\n".join(output.strip().splitlines()[-_OUTPUT_TAIL_LINES:])
         return answers.tester_answer(
             passed=code == 0,
