@@ -10,14 +10,15 @@ place in the optional JSON file given as `baton run path/to/config.json`:
       "prompt": "...",                         PROMPT
       "prompt_file": "prompt.md",              PROMPT_FILE (wins over prompt)
       "project_test_cmd": "make test",         PROJECT_TEST_CMD
-      "limits":       {"max_rounds": 8, "max_review_cycles": 3},
+      "limits":       {"max_rounds": 8, "max_review_cycles": 3, "agent_restarts": 2},
       "review":       {"min_cycles_before_approval": 2, "require_evidence": true,
                        "evidence_min_match": 3},
       "condensation": {"explore_on_repeat": true, "review_feedback": true,
                        "max_feedback_lines": 30, "upstream_on_repeat": true,
                        "cross_phase": true, "max_cross_phase_lines": 40},
       "handoff":      {"poll_seconds": 2, "response_timeout": 1800,
-                       "idle_grace_seconds": 30, "strict": true},
+                       "idle_grace_seconds": 30, "strict": true,
+                       "max_file_reminders": 2},
       "state":        {"file": ".tmp/codex-3agents-loop-state.json", "resume": null,
                        "cleanup_on_exit": false},
       "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}}
@@ -88,6 +89,8 @@ class Settings:
     response_timeout: float = 1800.0
     idle_grace_seconds: float = 30.0
     strict_file_handoff: bool = True
+    max_file_reminders: int = 2
+    agent_restarts: int = 2  # per role, per `baton run`
     state_file: Path | None = None
     resume: bool | None = None  # None: auto-resume a RUNNING state; True: must; False: never
     cleanup_on_exit: bool = False

@@ -37,6 +37,7 @@ from baton.errors import (
     HandoffTimeout,
     MissingResponseError,
 )
+from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
@@ -170,10 +171,42 @@ class Archive:
         return target
 
     def store_text(self, text: str, role: str | Role, *, suffix: str = "") -> Path:
-        """Write `text` into the archive: a fallback terminal output, or a prompt (`-prompt`)."""
+        """Write `text` into the archive: a fallback terminal output, or a prompt (`-prompt`).
+
+        Written to a dotted temp name and renamed, so a numbered copy is never half-written.
+        """
         target = self._next_path(resolve_role(role), suffix)
-        target.write_text(text, encoding="utf-8")
+        temporary = target.with_name(f".{target.name}.tmp")
+        with temporary.open("w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
         return target
+
+    def remove_temp_files(self) -> None:
+        """Drop the temp copies a killed run left half-written (`.NNN-<role>.md.tmp`)."""
+        if self.directory.is_dir():
+            for leftover in self.directory.glob(".*.md.tmp"):
+                leftover.unlink(missing_ok=True)
+
+    def answers_after(self, role: str | Role, prompt_file: Path) -> list[Path]:
+        """The role's answers archived after `prompt_file` (its `NNN-<role>-prompt.md`).
+
+        A run killed between archiving an answer and saving the state finds the answer
+        here instead of waiting for a response file that was already moved.
+        """
+        found = re.match(r"(\d+)-", Path(prompt_file).name)
+        if found is None or not self.directory.is_dir():
+            return []
+        after = int(found.group(1))
+        pattern = re.compile(rf"(\d+)-{re.escape(resolve_role(role).output_key)}\.md")
+        matches = [
+            (int(match.group(1)), entry)
+            for entry in self.directory.iterdir()
+            if (match := pattern.fullmatch(entry.name)) and int(match.group(1)) > after
+        ]
+        return [entry for _, entry in sorted(matches)]
 
 
 def _highest_sequence(directory: Path) -> int:
@@ -331,6 +364,30 @@ class Handoff:
                 next_heartbeat = now + self.heartbeat_seconds
             self._sleep(self.poll_seconds)
 
+    def recover_archived(self, role: str | Role, prompt_file: str | None) -> Response | None:
+        """The answer to `prompt_file` if it was already archived (the run died right after)."""
+        if not prompt_file:
+            return None
+        role = resolve_role(role)
+        found = self.archive.answers_after(role, Path(prompt_file))
+        if not found:
+            return None
+        archived = found[0]
+        try:
+            text = archived.read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise HandoffError(f"cannot read the archived {archived}: {error.strerror}") from None
+        self.log.info(f"{role.title} had already answered before the run stopped: {archived}")
+        return Response(text=text, archived_to=archived, from_file=True)
+
+    def take_if_present(self, terminal_id: str, role: str | Role) -> Response | None:
+        """Take the role's response file if it is there (an agent that wrote it, then died)."""
+        role = resolve_role(role)
+        path = self.response_path_for(role)
+        if not path.is_file():
+            return None
+        return self._take_file(path, role, f"{role.title} (terminal {terminal_id})", 0.0)
+
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""
         try:
@@ -350,6 +407,7 @@ class Handoff:
             archived = self.archive.store_file(path, role)
         except OSError as error:
             raise HandoffError(f"cannot read and archive {path}: {error.strerror}") from None
+        crash_point("answer_archived")
         self.log.info(f"{who} answered after {format_duration(elapsed)}; archived to {archived}")
         return Response(text=text, archived_to=archived, from_file=True)
 

@@ -11,10 +11,9 @@ stopped by a signal, a crash or an agent error resumes exactly where it stood: t
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
-from baton.errors import ApiHttpError, BatonError, StateFileError
+from baton.errors import BatonError, StateFileError
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
@@ -22,11 +21,13 @@ from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.handoff import Archive, Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.phases import PhaseMachine
+from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
+from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
-from baton.orchestrator.state import RunState, save_state
-from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.orchestrator.state import RunState, remove_stale_temp_files, save_state
+from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Orchestrator", "run_orchestrator"]
@@ -58,7 +59,6 @@ class Orchestrator:
         self.signals = SignalGuard()
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
-        self._creating: RunState | None = None  # a new team while its terminals are created
         self.events = RunEvents(None)  # the run record, once the archive is known
 
     # --- the whole run ---
@@ -86,17 +86,18 @@ class Orchestrator:
             if state.archive_dir
             else Archive.for_run(self.settings.wd)
         )
-        self._health_check()
+        remove_stale_temp_files(self.state_path)
+        archive.remove_temp_files()
+        check_before_start(self.settings, self.api)
+        state.archive_dir = str(archive.directory)
+        self.events = RunEvents(archive.directory)
+        self.state = state  # from here on every exit saves it (a partial team resumes)
+        restarter = AgentRestarter(self.api, self.settings, state, self.log, self.events)
         if prepared.resumed:
-            verify_resume_terminals(self.api, state)
+            repair_team(self.api, self.settings, state, self.log, restarter, self._save)
         else:
             self.log.info(f"starting a new run in {self.settings.wd} (API {self.settings.api})")
-            self._creating = state
-            init_new_run(self.api, self.settings, state, self.log)
-            self._creating = None
-        state.archive_dir = str(archive.directory)
-        self.state = state
-        self.events = RunEvents(archive.directory)
+            init_new_run(self.api, self.settings, state, self.log, self._save)
         self.events.emit(
             EventKind.RUN_RESUME if prepared.resumed else EventKind.RUN_START,
             api=self.settings.api,
@@ -109,14 +110,22 @@ class Orchestrator:
             phase=state.current_phase,
             max_rounds=self.settings.max_rounds,
         )
-        machine = self._machine(prepared, archive)
+        machine = self._machine(prepared, archive, restarter)
         with self.signals.critical():
             machine.save()
         self.log.info(f"state file: {self.state_path}")
         self.log.info(f"answers are archived under {archive.directory}")
         return machine.run()
 
-    def _machine(self, prepared: PreparedRun, archive: Archive) -> PhaseMachine:
+    def _save(self) -> None:
+        """Save the state now, signals held (used while the team is created or repaired)."""
+        assert self.state is not None
+        with self.signals.critical():
+            save_state(self.state, self.state_path)
+
+    def _machine(
+        self, prepared: PreparedRun, archive: Archive, restarter: AgentRestarter
+    ) -> PhaseMachine:
         """The phase machine for the team in `prepared.state`, its handoff and prompts."""
         state = prepared.state
         assert prepared.parts is not None
@@ -147,6 +156,7 @@ class Orchestrator:
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
             self.events,
+            restarter,
         )
 
     def _providers(self) -> dict[str, str]:
@@ -161,34 +171,16 @@ class Orchestrator:
         )
         return 0 if state.final_status == "PASS" else 1
 
-    def _health_check(self) -> None:
-        with contextlib.suppress(ApiHttpError):  # a server without /health serves the rest
-            self.api.health()
-
-    def _abandon_partial_team(self, partial: RunState) -> None:
-        """Stopped while creating the team: nothing to resume, so say what was left behind."""
-        made = {key: tid for key, tid in partial.terminals.items() if tid}
-        if not made:
-            return
-        if self.settings.cleanup_on_exit:
-            cleanup_terminals(self.api, partial, self.log)
-        else:
-            listed = ", ".join(f"{key}={tid}" for key, tid in made.items())
-            self.log.warning(
-                f"stopped before all five terminals existed; no state saved. Terminals left "
-                f"in session {partial.session_name}: {listed}"
-            )
-
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
         self.signals.hold()
         if self.state is None:
-            if self._creating is not None:
-                self._abandon_partial_team(self._creating)
-            return
+            return  # stopped before anything was created: nothing to save or clean up
+        saved = True
         try:
             save_state(self.state, self.state_path)
         except StateFileError as error:
+            saved = False
             self.log.warning(str(error))
         self.events.emit(
             EventKind.RUN_END,
@@ -198,7 +190,9 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
-        if self.state.final_status == "RUNNING":
+        if not saved:
+            self.log.warning(f"no state could be saved to {self.state_path}; nothing to resume")
+        elif self.state.final_status == "RUNNING":
             self.log.info(
                 f"state saved to {self.state_path}; run `baton run` again to resume "
                 f"(round {self.state.current_round}, phase {self.state.current_phase})"

@@ -15,14 +15,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from baton.errors import MissingResponseError
+from baton.errors import AgentErrorStatus, ApiHttpError, BatonError, MissingResponseError
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.handoff import Handoff, Response
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
+from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.review import ReviewKind, evaluate_review, tester_result
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import NO_FEEDBACK, OUTPUT_KEYS, RunState, save_state
@@ -85,6 +87,7 @@ class PhaseMachine:
         prompts: PromptComposer,
         explore: ExploreTracker,
         events: RunEvents | None = None,
+        restarter: AgentRestarter | None = None,
     ) -> None:
         self.settings = settings
         self.api = api
@@ -96,6 +99,7 @@ class PhaseMachine:
         self.prompts = prompts
         self.explore = explore
         self.events = events or RunEvents(None)
+        self.restarter = restarter  # None: a dead agent ends the run
 
     # --- the rounds ---
 
@@ -216,9 +220,11 @@ class PhaseMachine:
             state.outputs["tester"] = answer.text
             self._store_file("tester", answer)
             if verdict == "PASS":
+                self._mark_finished("PASS")  # with the answer, so a resume never re-asks
                 return
             state.feedback = evidence
             if last:
+                self._mark_finished("FAIL")
                 return
             state.current_round += 1
             state.analyst_feedback = NO_FEEDBACK
@@ -237,25 +243,12 @@ class PhaseMachine:
 
     def _ask(self, terminal_key: str, where: str, build: Callable[[], str]) -> Response:
         """Send the role its prompt (unless a resumed run already did) and wait for the answer."""
-        state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
-        terminal_id = state.terminals[terminal_key]
-        awaiting = state.awaiting or {}
-        response: Response | None = None
-        if awaiting.get("role") == role.output_key and awaiting.get("terminal_id") == terminal_id:
-            self.log.info(
-                f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
-                "run stopped; waiting for that answer"
-            )
-            try:
-                response = self.handoff.wait_for_response(terminal_id, role, strict=True)
-            except MissingResponseError:
-                self.log.warning(
-                    f"no answer arrived from {role.title} for the earlier prompt; sending it again"
-                )
+        response = self._pending_answer(terminal_key, where, build)
         if response is None:
-            self._send(terminal_key, where, build())
-            response = self.handoff.wait_for_response(terminal_id, role)
+            self._send(terminal_key, where, build)
+            response = self._await(terminal_key, where, build)
+        terminal_id = self.state.terminals[terminal_key]
         self.events.emit(
             EventKind.ANSWER,
             role=role.output_key,
@@ -272,32 +265,128 @@ class PhaseMachine:
             )
         return response
 
-    def _send(self, terminal_key: str, where: str, message: str) -> None:
-        """Clear the stale response file, type the prompt, record that it was sent."""
+    def _pending_answer(
+        self, terminal_key: str, where: str, build: Callable[[], str]
+    ) -> Response | None:
+        """The answer to a prompt a stopped run already sent; None when it must be (re)sent.
+
+        An answer archived just before the stop is taken from the archive; otherwise the
+        run waits for it (strictly), and sends the prompt again when none comes.
+        """
         state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
+        awaiting = state.awaiting or {}
+        if awaiting.get("role") != role.output_key:
+            return None
+        recovered = self.handoff.recover_archived(role, awaiting.get("prompt_file"))
+        if recovered is not None:
+            return recovered
         terminal_id = state.terminals[terminal_key]
-        self.handoff.ensure_response_dir()
-        self.handoff.clear_stale_response(role)
-        self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
-        prompt_file = self._archive_prompt(message, role.output_key)
+        if awaiting.get("agent_restarted") or awaiting.get("terminal_id") != terminal_id:
+            # The agent asked has died since: its answer file if it wrote one, else ask again.
+            return self.handoff.take_if_present(terminal_id, role)
+        self.log.info(
+            f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
+            "run stopped; waiting for that answer"
+        )
+        try:
+            return self._await(terminal_key, where, build, strict=True)
+        except MissingResponseError:
+            self.log.warning(
+                f"no answer arrived from {role.title} for the earlier prompt; sending it again"
+            )
+            return None
 
-        def sent() -> None:
-            state.awaiting = {
-                "role": role.output_key,
-                "terminal_id": terminal_id,
-                "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-
-        # Held signals: once the prompt went out, the state must say so (resume then waits
-        # for the answer instead of typing the prompt a second time).
-        with self.signals.critical():
+    def _await(
+        self,
+        terminal_key: str,
+        where: str,
+        build: Callable[[], str],
+        *,
+        strict: bool | None = None,
+    ) -> Response:
+        """Wait for the answer; an agent that dies meanwhile is brought back and asked again."""
+        role = ROLE_BY_TERMINAL[terminal_key]
+        while True:
+            terminal_id = self.state.terminals[terminal_key]
             try:
-                self.api.send_input(terminal_id, message)
-            except BaseException:
-                self.explore.forget(terminal_id)
-                raise
-            self._transition(sent, clear_awaiting=False)
+                return self.handoff.wait_for_response(terminal_id, role, strict=strict)
+            except (AgentErrorStatus, ApiHttpError) as error:
+                if not self._is_dead_agent(error):
+                    raise
+                self._bring_back(terminal_key, error)
+            taken = self.handoff.take_if_present(self.state.terminals[terminal_key], role)
+            if taken is not None:
+                return taken  # it wrote its answer, then died
+            self._send(terminal_key, where, build)
+            strict = None
+
+    def _is_dead_agent(self, error: BatonError) -> bool:
+        """An agent CLI gone (status error, terminal unknown, input refused) and restartable."""
+        if self.restarter is None:
+            return False
+        if isinstance(error, AgentErrorStatus):
+            return True
+        return isinstance(error, ApiHttpError) and error.status_code in (404, 409, 410)
+
+    def _bring_back(self, terminal_key: str, error: BatonError) -> None:
+        """Replace a dead agent (bounded by AGENT_RESTARTS); the state then names the new one."""
+        assert self.restarter is not None
+        old = self.state.terminals[terminal_key]
+        self.explore.forget(old)
+        self.restarter.bring_back(terminal_key, reason=str(error))
+        self.explore.forget(self.state.terminals[terminal_key])
+        with self.signals.critical():
+            self.save()
+
+    def _send(self, terminal_key: str, where: str, build: Callable[[], str]) -> None:
+        """Clear the stale response file, record the prompt as going out, type it.
+
+        The state says "awaiting" before the prompt is typed: a run killed in between
+        waits for an answer on resume (and sends again when none comes) instead of
+        typing the prompt twice.
+        """
+        state = self.state
+        role = ROLE_BY_TERMINAL[terminal_key]
+        while True:
+            terminal_id = state.terminals[terminal_key]
+            self.handoff.ensure_response_dir()
+            self.handoff.clear_stale_response(role)
+            message = build()
+            self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
+            prompt_file = self._archive_prompt(message, role.output_key)
+            crash_point("prompt_archived")
+
+            def sending(tid: str = terminal_id, prompt: Path | None = prompt_file) -> None:
+                state.awaiting = {
+                    "role": role.output_key,
+                    "terminal_id": tid,
+                    "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+                if prompt is not None:
+                    state.awaiting["prompt_file"] = str(prompt)
+
+            with self.signals.critical():
+                self._transition(sending, clear_awaiting=False)
+                crash_point("before_send")
+                try:
+                    self.api.send_input(terminal_id, message)
+                except ApiHttpError as error:
+                    # Refused: nothing was typed, so nothing is awaited.
+                    self.explore.forget(terminal_id)
+                    self._transition(lambda: None)
+                    if not self._is_dead_agent(error):
+                        raise
+                    refused: ApiHttpError | None = error
+                except BaseException:
+                    self.explore.forget(terminal_id)
+                    raise
+                else:
+                    refused = None
+                crash_point("after_send")
+            if refused is None:
+                break
+            self._bring_back(terminal_key, refused)
         self.events.emit(
             EventKind.PROMPT_SENT,
             role=role.output_key,
@@ -373,6 +462,7 @@ class PhaseMachine:
             if clear_awaiting:
                 self.state.awaiting = None
             self.save()
+            crash_point("state_saved")
 
     def save(self) -> None:
         """Write the state file now (with the terminals that already saw the explore block)."""
@@ -380,10 +470,10 @@ class PhaseMachine:
         save_state(self.state, self.state_path)
 
     def _finish(self, status: str) -> None:
-        state = self.state
+        if self.state.final_status == status and self.state.current_phase == "done":
+            return
+        self._transition(lambda: self._mark_finished(status))
 
-        def done() -> None:
-            state.final_status = status
-            state.current_phase = "done"
-
-        self._transition(done)
+    def _mark_finished(self, status: str) -> None:
+        self.state.final_status = status
+        self.state.current_phase = "done"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import StateFileError
+from baton.orchestrator.crashpoints import crash_point
 from baton.roles import ROLES
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "RunState",
     "load_state",
     "read_state_json",
+    "remove_stale_temp_files",
     "save_state",
     "should_auto_resume",
     "write_json_atomic",
@@ -73,6 +75,7 @@ class RunState:
     explore_sent: list[str] = field(default_factory=list)
     archive_dir: str = ""
     output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
+    restarts: dict[str, int] = field(default_factory=dict)  # terminal key -> agents brought back
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -109,6 +112,7 @@ class RunState:
                 "explore_sent": list(self.explore_sent),
                 "archive_dir": self.archive_dir,
                 "output_files": dict(self.output_files),
+                "restarts": dict(self.restarts),
             }
         )
         return document
@@ -140,6 +144,7 @@ class RunState:
             else [],
             archive_dir=_text(data.get("archive_dir")),
             output_files=_string_map(data.get("output_files"), OUTPUT_KEYS, keep_empty=False),
+            restarts=_counts(data.get("restarts"), TERMINAL_KEYS),
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
         for name, keys in (("terminals", TERMINAL_KEYS), ("outputs", OUTPUT_KEYS)):
@@ -179,6 +184,15 @@ def _string_map(value: Any, keys: tuple[str, ...], *, keep_empty: bool = True) -
     return mapped if keep_empty else {key: text for key, text in mapped.items() if text}
 
 
+def _counts(value: Any, keys: tuple[str, ...]) -> dict[str, int]:
+    source = value if isinstance(value, dict) else {}
+    return {
+        key: count
+        for key in keys
+        if isinstance(count := source.get(key), int) and not isinstance(count, bool) and count > 0
+    }
+
+
 def _awaiting(value: Any) -> dict[str, str] | None:
     if not isinstance(value, dict):
         return None
@@ -198,6 +212,7 @@ def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
+        crash_point("state_written")
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -209,6 +224,21 @@ def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
             os.fsync(directory)
         finally:
             os.close(directory)
+
+
+def remove_stale_temp_files(path: Path) -> list[Path]:
+    """Delete the temp files a killed writer left beside `path` (`.<name>.*.tmp`).
+
+    Called before a run touches its state file, when no writer of ours is active.
+    """
+    path = Path(path)
+    removed = []
+    if path.parent.is_dir():
+        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+                removed.append(leftover)
+    return removed
 
 
 def save_state(state: RunState, path: Path) -> None:
