@@ -334,7 +334,11 @@ class PhaseMachine:
         assert self.restarter is not None
         old = self.state.terminals[terminal_key]
         self.explore.forget(old)
-        self.restarter.bring_back(terminal_key, reason=str(error))
+        if isinstance(error, ApiHttpError):
+            reason = f"the server answered HTTP {error.status_code}: {error.detail}"
+        else:
+            reason = "its terminal reported status error"
+        self.restarter.bring_back(terminal_key, reason=reason)
         self.explore.forget(self.state.terminals[terminal_key])
         with self.signals.critical():
             self.save()

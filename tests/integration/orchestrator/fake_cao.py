@@ -44,6 +44,7 @@ PROFILE_ROLE = {
 }
 
 # A step: ("status", "processing") · ("sleep", 0.2) · ("write", text) · ("output", text)
+# · ("die", None): the CLI is killed (status error from then on)
 Step = tuple[str, Any]
 
 
@@ -270,6 +271,10 @@ class FakeCao:
             with terminal.lock:
                 for kind, value in plan:
                     if self._stopping.is_set() or terminal.dead:
+                        return
+                    if kind == "die":  # the CLI is killed mid-turn
+                        terminal.dead = True
+                        terminal.status = "error"
                         return
                     if kind == "status":
                         terminal.status = value
