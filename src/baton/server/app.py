@@ -35,6 +35,7 @@ from baton import __version__
 from baton.errors import BadRequestError, ConfigError, ServerError
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
+from baton.server.restart import restart_router
 from baton.server.security import LocalOnlyMiddleware
 from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
@@ -179,6 +180,8 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
             where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("path", "query"))
             parts.append(f"{where}: {item.get('msg', 'invalid')}")
         return JSONResponse(status_code=422, content={"detail": "; ".join(parts)})
+
+    app.include_router(restart_router(service))
 
     @app.get("/health")
     def health() -> dict[str, str]:
