@@ -15,12 +15,16 @@ from baton.errors import BatonError, RunInterrupted
 __all__ = ["cli", "main"]
 
 EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 def _exit_code_for(action: Callable[[], int]) -> int:
     """Run `action`; turn every Baton error into one line on stderr and an exit code."""
     try:
         return action()
+    except KeyboardInterrupt:  # Ctrl-C before the run's own signal handling is in place
+        click.echo("baton: interrupted", err=True)
+        return EXIT_INTERRUPTED
     except RunInterrupted as interrupted:
         click.echo(f"baton: {interrupted}", err=True)
         return 128 + interrupted.signum
@@ -43,10 +47,11 @@ def run(config: Path | None) -> None:
     Configuration comes from environment variables (API, PROVIDER, WD, PROMPT,
     PROMPT_FILE, MAX_ROUNDS, …), then the optional JSON CONFIG file, then defaults.
     """
-    from baton.orchestrator.config import load_settings
-    from baton.orchestrator.loop import run_orchestrator
 
     def action() -> int:
+        from baton.orchestrator.config import load_settings
+        from baton.orchestrator.loop import run_orchestrator
+
         return run_orchestrator(load_settings(config, os.environ))
 
     sys.exit(_exit_code_for(action))
@@ -111,5 +116,9 @@ def status(state_file: Path | None) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli()
+    """Console-script entry point; Ctrl-C at any moment is one line and exit code 130."""
+    try:
+        cli()
+    except KeyboardInterrupt:
+        click.echo("baton: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from baton.errors import ConfigError
 from baton.orchestrator.config_file import read_config_file
 from baton.orchestrator.config_keys import (
@@ -114,6 +116,7 @@ class Settings:
             raise ConfigError(f"WD: not a directory: {self.wd}")
         if not self.api.startswith(("http://", "https://")):
             raise ConfigError(f"API: expected an http:// or https:// URL, got {self.api!r}")
+        _check_url(self.api)
         if not self.provider.strip():
             raise ConfigError("PROVIDER: must not be empty")
         for role, override in self.agents.items():
@@ -203,3 +206,13 @@ def _choose_prompt(
         if prompt is not None:
             return prompt, None, "PROMPT" if layer == "env" else "config prompt"
     return None, None, "PROMPT"
+
+
+def _check_url(api: str) -> None:
+    """API must parse as a URL with a host (`http://[::1` does not); ConfigError otherwise."""
+    try:
+        url = httpx.URL(api)
+    except (httpx.InvalidURL, ValueError) as error:
+        raise ConfigError(f"API: not a valid URL {api!r} ({error})") from None
+    if not url.host:
+        raise ConfigError(f"API: no host in {api!r}")

@@ -8,7 +8,10 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
 - file present and status idle/completed           → read it, archive it, return it
 - idle/completed without the file for IDLE_GRACE_SECONDS (counted only once the agent
   has started, i.e. shown any other status, or after a startup guard of the same length)
-                                                   → strict: MissingResponseError,
+                                                   → a short reminder naming the file and
+                                                     the command (MAX_FILE_REMINDERS times,
+                                                     each followed by a new grace), then
+                                                     strict: MissingResponseError,
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 
@@ -49,8 +52,10 @@ __all__ = [
     "Response",
     "clear_stale_response",
     "ensure_response_dir",
+    "file_reminder",
     "resolve_role",
     "response_dir",
+    "response_file_command",
     "response_file_instruction",
     "response_path_for",
 ]
@@ -112,13 +117,6 @@ def response_file_instruction(path: Path, *, token: str | None = None) -> str:
     its quotes stop the shell from expanding `$`, backticks or quotes in the answer.
     """
     path = Path(path)
-    token = token or secrets.token_hex(4)
-    delimiter = f"BATON_END_{token.upper()}"
-    # The temporary name shares no `.md` suffix with the real one, so nothing that looks
-    # for the response file can mistake it for the answer.
-    temporary = path.with_name(f".{path.stem}.{token}.partial")
-    directory = shlex.quote(str(path.parent))
-    quoted_tmp, quoted_final = shlex.quote(str(temporary)), shlex.quote(str(path))
     return "\n".join(
         [
             "RESPONSE FILE INSTRUCTION",
@@ -130,12 +128,40 @@ def response_file_instruction(path: Path, *, token: str | None = None) -> str:
             "response between the two delimiter lines (keep the quotes around the first "
             "delimiter so the shell leaves $, backticks and quotes in your text alone):",
             "",
-            f"mkdir -p {directory} && cat > {quoted_tmp} <<'{delimiter}'",
-            "<your complete final response>",
-            delimiter,
-            f"mv -f {quoted_tmp} {quoted_final}",
+            *response_file_command(path, token=token),
             "",
             "Do this once, as your last action, then stop and wait for the next instruction.",
+        ]
+    )
+
+
+def response_file_command(path: Path, *, token: str | None = None) -> list[str]:
+    """The shell lines that write a response atomically to `path` (heredoc, then `mv`)."""
+    path = Path(path)
+    token = token or secrets.token_hex(4)
+    delimiter = f"BATON_END_{token.upper()}"
+    # The temporary name shares no `.md` suffix with the real one, so nothing that looks
+    # for the response file can mistake it for the answer.
+    temporary = path.with_name(f".{path.stem}.{token}.partial")
+    directory = shlex.quote(str(path.parent))
+    quoted_tmp, quoted_final = shlex.quote(str(temporary)), shlex.quote(str(path))
+    return [
+        f"mkdir -p {directory} && cat > {quoted_tmp} <<'{delimiter}'",
+        "<your complete final response>",
+        delimiter,
+        f"mv -f {quoted_tmp} {quoted_final}",
+    ]
+
+
+def file_reminder(path: Path) -> str:
+    """The short message sent to an agent that rests without having written `path`."""
+    return "\n".join(
+        [
+            f"REMINDER: your response file {path} does not exist yet.",
+            "Write your complete final response (the whole answer, not a summary) to it now "
+            "with this shell command, then stop:",
+            "",
+            *response_file_command(path),
         ]
     )
 
@@ -242,6 +268,8 @@ class Handoff:
         idle_grace_seconds: float = 30.0,
         response_timeout: float = 1800.0,
         strict: bool = True,
+        max_file_reminders: int = 0,
+        on_reminder: Callable[[Role, str, int], None] | None = None,
         log: RunLog | None = None,
         heartbeat_seconds: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
@@ -254,10 +282,13 @@ class Handoff:
         self.idle_grace_seconds = idle_grace_seconds
         self.response_timeout = response_timeout
         self.strict = strict
+        self.max_file_reminders = max_file_reminders
+        self.on_reminder = on_reminder  # (role, terminal id, reminder number) after each
         self.log = log or RunLog()
         self.heartbeat_seconds = heartbeat_seconds
         self._clock = clock
         self._sleep = sleep
+        self._reminded: dict[str, int] = {}  # reminders sent per role, over the run
 
     def response_path_for(self, role: str | Role) -> Path:
         return response_path_for(role, self.wd)
@@ -305,11 +336,16 @@ class Handoff:
         return self.wait_for_response(terminal_id, role).text
 
     def wait_for_response(
-        self, terminal_id: str, role: str | Role, *, strict: bool | None = None
+        self,
+        terminal_id: str,
+        role: str | Role,
+        *,
+        strict: bool | None = None,
+        reminders: int | None = None,
     ) -> Response:
         """Wait for the role's answer (see the module docstring); return it archived.
 
-        `strict` overrides STRICT_FILE_HANDOFF for this wait.
+        `strict` overrides STRICT_FILE_HANDOFF for this wait, `reminders` MAX_FILE_REMINDERS.
         """
         role = resolve_role(role)
         strict = self.strict if strict is None else strict
@@ -319,6 +355,7 @@ class Handoff:
         agent_started = False
         idle_since: float | None = None
         waiting_reported = False
+        reminders_left = self.max_file_reminders if reminders is None else reminders
         next_heartbeat = started + self.heartbeat_seconds
         while True:
             status = self.api.get_status(terminal_id)
@@ -342,7 +379,11 @@ class Handoff:
                     if idle_since is None:
                         idle_since = now
                     elif now - idle_since >= self.idle_grace_seconds:
-                        return self._no_file(terminal_id, role, path, who, status, strict)
+                        if reminders_left <= 0:
+                            return self._no_file(terminal_id, role, path, who, status, strict)
+                        reminders_left -= 1
+                        self._remind(terminal_id, role, path, who)
+                        idle_since = None
             else:
                 agent_started = True
                 idle_since = None
@@ -363,6 +404,17 @@ class Handoff:
                 self.log.info(f"{who} still working: {format_duration(now - started)}, {status}")
                 next_heartbeat = now + self.heartbeat_seconds
             self._sleep(self.poll_seconds)
+
+    def _remind(self, terminal_id: str, role: Role, path: Path, who: str) -> None:
+        """Ask an agent at rest without its response file to write it (MAX_FILE_REMINDERS)."""
+        self.log.warning(
+            f"{who} is at rest but has not written {path.name} after "
+            f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; reminding it"
+        )
+        self.api.send_input(terminal_id, file_reminder(path))
+        self._reminded[role.output_key] = self._reminded.get(role.output_key, 0) + 1
+        if self.on_reminder is not None:
+            self.on_reminder(role, terminal_id, self._reminded[role.output_key])
 
     def recover_archived(self, role: str | Role, prompt_file: str | None) -> Response | None:
         """The answer to `prompt_file` if it was already archived (the run died right after)."""

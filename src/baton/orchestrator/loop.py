@@ -28,7 +28,7 @@ from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import RunState, remove_stale_temp_files, save_state
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
-from baton.roles import ROLE_BY_TERMINAL
+from baton.roles import ROLE_BY_TERMINAL, Role
 
 __all__ = ["Orchestrator", "run_orchestrator"]
 
@@ -142,6 +142,8 @@ class Orchestrator:
             idle_grace_seconds=self.settings.idle_grace_seconds,
             response_timeout=self.settings.response_timeout,
             strict=self.settings.strict_file_handoff,
+            max_file_reminders=self.settings.max_file_reminders,
+            on_reminder=self._reminded,
             log=self.log,
         )
         handoff.ensure_response_dir()
@@ -157,6 +159,16 @@ class Orchestrator:
             explore,
             self.events,
             restarter,
+        )
+
+    def _reminded(self, role: Role, terminal_id: str, number: int) -> None:
+        """Record a reminder sent to an agent that had not written its response file."""
+        self.events.emit(
+            EventKind.REMINDER,
+            role=role.output_key,
+            terminal_id=terminal_id,
+            reminder=number,
+            limit=self.settings.max_file_reminders,
         )
 
     def _providers(self) -> dict[str, str]:

@@ -310,7 +310,10 @@ class PhaseMachine:
         while True:
             terminal_id = self.state.terminals[terminal_key]
             try:
-                return self.handoff.wait_for_response(terminal_id, role, strict=strict)
+                # A prompt sent by an earlier run may never have arrived: no reminders then.
+                return self.handoff.wait_for_response(
+                    terminal_id, role, strict=strict, reminders=0 if strict else None
+                )
             except (AgentErrorStatus, ApiHttpError) as error:
                 if not self._is_dead_agent(error):
                     raise
@@ -336,8 +339,9 @@ class PhaseMachine:
         self.explore.forget(old)
         if isinstance(error, ApiHttpError):
             reason = f"the server answered HTTP {error.status_code}: {error.detail}"
-        else:
-            reason = "its terminal reported status error"
+        else:  # "<who> reported status error while working; the CLI showed: …"
+            who = f"{ROLE_BY_TERMINAL[terminal_key].title} (terminal {old}) "
+            reason = str(error).removeprefix(who)
         self.restarter.bring_back(terminal_key, reason=reason)
         self.explore.forget(self.state.terminals[terminal_key])
         with self.signals.critical():

@@ -93,8 +93,12 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
         )
         pane_log = runtime_dir / "pane.log"
         try:
+            # The old pipe survives the respawn, but its `cat` carries the terminal's id in
+            # its environment and may have been killed with the CLI: close it (which only
+            # works on a live pane), then attach the pane log afresh.
+            service.tmux.run("pipe-pane", "-t", record.pane_id, check=False)
             service.tmux.run(
-                "pipe-pane", "-o", "-t", record.pane_id, f"cat >> {shlex.quote(str(pane_log))}"
+                "pipe-pane", "-t", record.pane_id, f"cat >> {shlex.quote(str(pane_log))}"
             )
         finally:
             gate.touch()

@@ -84,10 +84,12 @@ def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
             terminal = json.loads(state_file.read_text())["terminals"]["programmer"]
             with httpx.Client(base_url=server.base_url) as client:
                 _wait(lambda: client.get(f"/terminals/{terminal}").json()["status"] == "processing")
+            pane_log = server.state_dir / "terminals" / terminal / "pane.log"
             victims = _pids_with_env("BATON_TERMINAL_ID", terminal)
             assert victims
             for pid in victims:
                 os.kill(pid, signal.SIGKILL)
+            logged_before = pane_log.stat().st_size
             assert run.wait(timeout=300) == 0, stderr_path.read_text()
         finally:
             if run.poll() is None:
@@ -100,3 +102,5 @@ def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
         assert state["terminals"]["programmer"] == terminal  # restarted in the same terminal
         died = [line for line in log.splitlines() if "died" in line]
         assert len(died) == 1 and "restarted its CLI in the same terminal" in died[0], log
+        # The pane log (providers read native signals from it) still records the new CLI.
+        assert pane_log.stat().st_size > logged_before
