@@ -2,7 +2,7 @@
 
 Either tool resumes the other's run, so the shell script's fields keep their names and
 shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
-`explore_sent`, `archive_dir`, `output_files`) that the shell script ignores and that
+`explore_sent`, `archive_dir`, `output_files`, `restarts`) that the shell script ignores and that
 default sensibly when a shell-written file lacks them. Writes are atomic: a crash leaves
 either the old file or the new one, never a torn one.
 """
@@ -71,7 +71,9 @@ class RunState:
     # Baton's additions (ignored by the shell script):
     current_cycle: int = 1
     current_step: str = "author"  # "author" (analyst/programmer) or "review" (its peer)
-    awaiting: dict[str, str] | None = None  # {"role", "terminal_id", "sent_at"} after a send
+    # {"role", "terminal_id", "sent_at", "prompt_file"[, "agent_restarted"]}, saved just
+    # before the prompt is typed
+    awaiting: dict[str, str] | None = None
     explore_sent: list[str] = field(default_factory=list)
     archive_dir: str = ""
     output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
