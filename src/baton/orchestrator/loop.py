@@ -4,9 +4,11 @@ The rounds themselves are `baton.orchestrator.phases.PhaseMachine`; this module 
 them: deciding new or resumed, creating or checking the five terminals, the signal guard,
 and the exit path (state saved, CLEANUP_ON_EXIT) however the run ends.
 
-The state is saved after every agent answer (and as soon as a prompt is sent), so a run
-stopped by a signal, a crash or an agent error resumes exactly where it stood: the next
-`baton run` with the same STATE_FILE picks up a RUNNING state by itself.
+Nothing is created before the checks of `baton.orchestrator.preflight` pass. The state is
+saved as the team is created, just before every prompt is typed and after every answer,
+so a run stopped by a signal, a crash (SIGKILL included) or an agent error resumes exactly
+where it stood: the next `baton run` with the same STATE_FILE picks up a RUNNING state by
+itself, completes or repairs the team (`repair_team`) and goes on.
 """
 
 from __future__ import annotations

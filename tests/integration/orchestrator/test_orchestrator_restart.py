@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+
+import pytest
 from tests.integration.orchestrator.conftest import Project
 from tests.integration.orchestrator.fake_cao import Turn, answer_plan
 
@@ -73,3 +76,20 @@ def test_an_agent_that_keeps_dying_stops_the_run_resumably(project: Project) -> 
     assert project.state()["final_status"] == "RUNNING"
     assert "run `baton run` again to resume" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("can_restart", [False, True])
+def test_killed_right_after_bringing_an_agent_back(project: Project, can_restart: bool) -> None:
+    """SIGKILL between the restart and the state save: the resumed run leaves no orphan."""
+    _died.clear()
+    project.cao.can_restart = can_restart
+    project.cao.behaviour["programmer"] = _programmer_dies_on_its_first_turn
+    killed = project.run(MAX_ROUNDS="1", BATON_TEST_CRASH_AT="agent_restarted:1")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    resumed = project.run(MAX_ROUNDS="1")
+    assert resumed.returncode == 0, resumed.stderr
+    state = project.state()
+    assert state["final_status"] == "PASS"
+    assert {t.id for t in project.cao.live_terminals()} == set(state["terminals"].values())
+    answers = [p.name for p in project.archives() if p.name.endswith("-programmer.md")]
+    assert len(answers) == 2  # cycle 1 and cycle 2, each once
