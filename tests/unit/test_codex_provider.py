@@ -283,3 +283,20 @@ def test_last_message_prefers_notify(tmp_path: Path, monkeypatch: pytest.MonkeyP
     notify_main([str(ctx.runtime_dir), json.dumps(payload)])
     screen = new_ui("› Go", "• RESULT: PASS", "  all", "  Worked for 1s • 10:00")
     assert CodexProvider().last_message(screen, ctx) == "RESULT: PASS\nall good"
+
+
+def test_resume_launch_resumes_the_thread_its_notify_records_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    ctx = _ctx(tmp_path)
+    provider = CodexProvider()
+    assert provider.resume_launch(ctx) is None  # no turn has ended: nothing to resume
+    thread = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"type": "agent-turn-complete", "thread-id": thread, "input-messages": ["go"]}
+    (ctx.runtime_dir / "codex-notify.jsonl").write_text(json.dumps(payload) + "\n")
+    spec = provider.resume_launch(ctx)
+    assert spec is not None
+    assert spec.argv[-2:] == ["resume", thread]
+    assert spec.argv[:-2] == provider.launch(ctx).argv  # the same options as the first launch

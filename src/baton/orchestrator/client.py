@@ -222,7 +222,10 @@ def _detail(response: httpx.Response) -> str:
     try:
         data = response.json()
     except ValueError:
-        return response.text.strip()[:200] or response.reason_phrase
+        if "html" in response.headers.get("content-type", "").lower():
+            return f"{response.reason_phrase} (an HTML page, not the CAO API)"
+        words = " ".join(response.text.split())  # one line, whatever the body was
+        return words[:200] or response.reason_phrase
     detail = data.get("detail") if isinstance(data, dict) else None
     if isinstance(detail, str):
         return detail
