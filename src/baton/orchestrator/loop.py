@@ -92,6 +92,7 @@ class Orchestrator:
         archive.remove_temp_files()
         check_before_start(self.settings, self.api)
         state.archive_dir = str(archive.directory)
+        state.exit_complete = False
         self.events = RunEvents(archive.directory)
         self.state = state  # from here on every exit saves it (a partial team resumes)
         restarter = AgentRestarter(self.api, self.settings, state, self.log, self.events)
@@ -178,7 +179,18 @@ class Orchestrator:
         return {key: self.settings.provider_for(key) for key in ROLE_BY_TERMINAL}
 
     def _report_finished(self, state: RunState) -> int:
-        """RESUME=1 on a run that already ended: say so and exit with its result."""
+        """A run that already ended: complete an interrupted exit, or say so; its result."""
+        if state.exit_complete is False:
+            # Killed after its result was saved: finish that exit instead of a new run.
+            self.log.info(
+                f"the run in {self.state_path} had finished with {state.final_status} in "
+                f"round {state.current_round} when it was stopped; completing its exit"
+            )
+            if self.settings.cleanup_on_exit:
+                cleanup_terminals(self.api, state, self.log)
+            state.exit_complete = True
+            save_state(state, self.state_path)
+            return 0 if state.final_status == "PASS" else 1
         self.log.info(
             f"the run in {self.state_path} already finished with {state.final_status} in "
             f"round {state.current_round}; nothing to resume (unset RESUME to start a new run)"
@@ -204,6 +216,12 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
+        if saved:
+            self.state.exit_complete = True
+            try:
+                save_state(self.state, self.state_path)
+            except StateFileError as error:
+                self.log.warning(str(error))
         if not saved:
             self.log.warning(f"no state could be saved to {self.state_path}; nothing to resume")
         elif self.state.final_status == "RUNNING":

@@ -2,9 +2,9 @@
 
 Either tool resumes the other's run, so the shell script's fields keep their names and
 shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
-`explore_sent`, `archive_dir`, `output_files`, `restarts`) that the shell script ignores and that
-default sensibly when a shell-written file lacks them. Writes are atomic: a crash leaves
-either the old file or the new one, never a torn one.
+`explore_sent`, `archive_dir`, `output_files`, `restarts`, `exit_complete`) that the
+shell script ignores and that default sensibly when a shell-written file lacks them.
+Writes are atomic: a crash leaves either the old file or the new one, never a torn one.
 """
 
 from __future__ import annotations
@@ -78,6 +78,9 @@ class RunState:
     archive_dir: str = ""
     output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
     restarts: dict[str, int] = field(default_factory=dict)  # terminal key -> agents brought back
+    # False while a Baton run is live; True once its exit path (final save, cleanup) is
+    # done. None: not written by Baton (treated as done).
+    exit_complete: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -115,6 +118,7 @@ class RunState:
                 "archive_dir": self.archive_dir,
                 "output_files": dict(self.output_files),
                 "restarts": dict(self.restarts),
+                "exit_complete": self.exit_complete,
             }
         )
         return document
@@ -147,6 +151,9 @@ class RunState:
             archive_dir=_text(data.get("archive_dir")),
             output_files=_string_map(data.get("output_files"), OUTPUT_KEYS, keep_empty=False),
             restarts=_counts(data.get("restarts"), TERMINAL_KEYS),
+            exit_complete=data.get("exit_complete")
+            if isinstance(data.get("exit_complete"), bool)
+            else None,
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
         for name, keys in (("terminals", TERMINAL_KEYS), ("outputs", OUTPUT_KEYS)):
@@ -280,11 +287,14 @@ def load_state(path: Path) -> RunState:
 
 
 def should_auto_resume(path: Path) -> bool:
-    """True when a state file exists and is still RUNNING (not in phase `done`).
+    """True when a state file exists and is still RUNNING (not in phase `done`), or was
+    stopped after reaching its result but before its exit was complete.
 
     An unreadable file raises StateFileError rather than being silently overwritten.
     """
     if not Path(path).is_file():
         return False
     data = read_state_json(path)
+    if data.get("exit_complete") is False:
+        return True  # stopped before its exit was complete: finish that, never start anew
     return data.get("final_status") == "RUNNING" and data.get("current_phase") != "done"
