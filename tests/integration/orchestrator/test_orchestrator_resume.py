@@ -187,3 +187,17 @@ def test_resumed_prompt_that_never_gets_an_answer_is_sent_again(project: Project
     assert "Programmer review cycle: 1" in prompts[0]
     assert "Programmer review cycle: 1" in prompts[1]  # the same prompt, sent again
     assert "Programmer review cycle: 2" in prompts[2]
+
+
+def test_resume_restarts_a_dead_agent_where_the_server_can(project: Project) -> None:
+    """The tester's CLI died while no run was watching: a plain `baton run` brings it back."""
+    project.cao.can_restart = True
+    assert _interrupt_while_programmer_works(project, signal.SIGINT) == 130
+    tester = project.state()["terminals"]["tester"]
+    project.cao.kill(tester)
+    run = project.run()
+    assert run.returncode == 0, run.stderr
+    assert project.cao.restarted == [tester]
+    assert project.state()["terminals"]["tester"] == tester
+    assert project.state()["restarts"] == {"tester": 1}
+    assert "restarted its CLI in the same terminal" in run.stderr
