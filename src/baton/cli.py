@@ -18,12 +18,16 @@ from baton.run_options import setting_options
 __all__ = ["cli", "main"]
 
 EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 
 
 def _exit_code_for(action: Callable[[], int]) -> int:
     """Run `action`; turn every Baton error into one line on stderr and an exit code."""
     try:
         return action()
+    except KeyboardInterrupt:  # Ctrl-C before the run's own signal handling is in place
+        click.echo("baton: interrupted", err=True)
+        return EXIT_INTERRUPTED
     except RunInterrupted as interrupted:
         click.echo(f"baton: {interrupted}", err=True)
         return 128 + interrupted.signum
@@ -51,10 +55,12 @@ def run(config: Path | None, **options: Any) -> None:
     PROMPT_FILE, MAX_ROUNDS, …) and a key of the optional JSON CONFIG file; an option
     wins over the environment, which wins over the file, which wins over the default.
     """
-    from baton.orchestrator.config import load_settings
-    from baton.orchestrator.loop import run_orchestrator
 
     def action() -> int:
+        # Imported here, inside the error mapping: Ctrl-C while they load is one line too.
+        from baton.orchestrator.config import load_settings
+        from baton.orchestrator.loop import run_orchestrator
+
         return run_orchestrator(load_settings(config, os.environ, options))
 
     sys.exit(_exit_code_for(action))
@@ -299,5 +305,9 @@ def attach(role: str, print_only: bool, state_file: Path | None) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli()
+    """Console-script entry point; Ctrl-C at any moment is one line and exit code 130."""
+    try:
+        cli()
+    except KeyboardInterrupt:
+        click.echo("baton: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)

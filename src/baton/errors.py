@@ -11,6 +11,7 @@
     │   └── ApiHttpError            the server answered 4xx/5xx (status_code, detail)
     ├── HandoffError (RuntimeError) an agent did not hand over its answer
     │   ├── AgentErrorStatus        the terminal reported status `error`
+    │   ├── AgentRestartsExhausted  an agent died again after AGENT_RESTARTS restarts
     │   ├── MissingResponseError    the agent finished without writing its response file
     │   └── HandoffTimeout (TimeoutError)  still working when RESPONSE_TIMEOUT ran out
     ├── CockpitError                `baton watch/report/answer/attach` cannot do what was asked
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 __all__ = [
     "AgentErrorStatus",
+    "AgentRestartsExhausted",
     "ApiError",
     "ApiHttpError",
     "ApiUnreachableError",
@@ -122,6 +124,10 @@ class HandoffError(BatonError, RuntimeError):
 
 class AgentErrorStatus(HandoffError):
     """The agent's terminal reported status `error`."""
+
+
+class AgentRestartsExhausted(HandoffError):
+    """An agent CLI died once more after AGENT_RESTARTS restarts in this run."""
 
 
 class MissingResponseError(HandoffError):

@@ -44,6 +44,8 @@ _HELP: dict[str, str] = {
     "RESPONSE_TIMEOUT": "Seconds an agent may keep working on one answer.",
     "IDLE_GRACE_SECONDS": "Seconds an agent may rest without writing its response file.",
     "STRICT_FILE_HANDOFF": "Require the response file (no terminal-output fallback).",
+    "MAX_FILE_REMINDERS": "Reminders to an agent at rest without its response file.",
+    "AGENT_RESTARTS": "Times one role's dead agent CLI may be brought back in a run.",
     "HANDOFF_WATCH": "Wake on the response file and the server's status events (0: poll only).",
     "STATE_FILE": "The run's state file.",
     "RESUME": "--resume: must resume; --no-resume: always start new (default: resume a "

@@ -303,3 +303,25 @@ def test_every_pattern_has_a_recorded_quoting_answer(tmp_path: Path) -> None:
         shutil.copyfile(hooks, ctx.runtime_dir / HOOK_LOG_FILE)
         assert ClaudeCodeProvider().detect_status(screen) is TerminalStatus.COMPLETED, name
         assert ClaudeCodeProvider().status(screen, ctx) is TerminalStatus.COMPLETED, name
+
+
+def test_resume_launch_resumes_the_session_of_its_hook_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    ctx = _context(tmp_path)
+    provider = ClaudeCodeProvider()
+    assert provider.resume_launch(ctx) is None  # no hook record: nothing to resume
+    session = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+    log = ctx.runtime_dir / "claude-hooks.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # A turn the killed CLI left open: once set aside, it no longer reads as processing.
+    log.write_text(json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": session}))
+    log.write_text(log.read_text() + "\n")
+    spec = provider.resume_launch(ctx)
+    assert spec is not None
+    assert spec.argv[-2:] == ["--resume", session]
+    assert not log.exists() and list(ctx.runtime_dir.glob("claude-hooks.*.jsonl"))

@@ -350,3 +350,20 @@ def test_each_terminal_uses_its_own_codex_home(
     for name, argv in spec_of.items():
         assert _override(argv, "notify")[4:] == [f"notify-{name}"]  # type: ignore[index]
         assert argv[argv.index("--sandbox") + 1] == f"sandbox-{name}"
+
+
+def test_resume_launch_resumes_the_thread_its_notify_records_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    ctx = _ctx(tmp_path)
+    provider = CodexProvider()
+    assert provider.resume_launch(ctx) is None  # no turn has ended: nothing to resume
+    thread = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    ctx.runtime_dir.mkdir(parents=True, exist_ok=True)
+    payload = {"type": "agent-turn-complete", "thread-id": thread, "input-messages": ["go"]}
+    (ctx.runtime_dir / "codex-notify.jsonl").write_text(json.dumps(payload) + "\n")
+    spec = provider.resume_launch(ctx)
+    assert spec is not None
+    assert spec.argv[-2:] == ["resume", thread]
+    assert spec.argv[:-2] == provider.launch(ctx).argv  # the same options as the first launch

@@ -85,10 +85,40 @@ class ApiClient:
         *,
         provider: str | None = None,
         working_directory: Path | str | None = None,
+        session_name: str | None = None,
     ) -> dict[str, Any]:
-        """Create a session with its first terminal; the terminal's JSON (`id`, `session_name`)."""
+        """Create a session with its first terminal; the terminal's JSON (`id`, `session_name`).
+
+        `session_name` chosen beforehand lets a run killed inside this call find the
+        session (and its terminal) afterwards.
+        """
         params = self._create_params(agent_profile, provider, working_directory)
+        if session_name:
+            params["session_name"] = session_name
         return self._terminal_json("POST", "/sessions", params)
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """`GET /sessions`: the server's sessions."""
+        data = self._json("GET", "/sessions")
+        items = data.get("value", data.get("sessions", []))
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+    def list_session_terminals(self, session_name: str) -> list[dict[str, Any]]:
+        """`GET /sessions/{name}/terminals`: the terminals of a session (404 → ApiHttpError)."""
+        data = self._json("GET", f"/sessions/{session_name}/terminals")
+        items = data.get("value", data.get("terminals", []))
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+    def restart_terminal(self, terminal_id: str) -> dict[str, Any]:
+        """`POST /terminals/{id}/restart` (baton serve): a fresh CLI in the same terminal.
+
+        A server without the route answers 404 or 405 (ApiHttpError).
+        """
+        return self._json("POST", f"/terminals/{terminal_id}/restart")
+
+    def delete_terminal(self, terminal_id: str) -> None:
+        """`DELETE /terminals/{id}`: stop the CLI and forget the terminal."""
+        self._json("DELETE", f"/terminals/{terminal_id}")
 
     def create_terminal(
         self,
@@ -267,7 +297,10 @@ def _detail(response: httpx.Response) -> str:
     try:
         data = response.json()
     except ValueError:
-        return response.text.strip()[:200] or response.reason_phrase
+        if "html" in response.headers.get("content-type", "").lower():
+            return f"{response.reason_phrase} (an HTML page, not the CAO API)"
+        words = " ".join(response.text.split())  # one line, whatever the body was
+        return words[:200] or response.reason_phrase
     detail = data.get("detail") if isinstance(data, dict) else None
     if isinstance(detail, str):
         return detail

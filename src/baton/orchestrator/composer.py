@@ -2,13 +2,16 @@
 
 The builders in `baton.orchestrator.prompts` are pure; this decides what goes into them: the explore
 block per terminal, the feedback slots, the upstream output condensed across phases (with
-the path of its full archived copy), and each role's response file.
+the path of its full archived copy), and each role's response file. Everything forwarded
+from one agent to another goes through `baton.delivery.neutralize` first: another
+agent's text is data, and must never reach a CLI as keys.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from baton.delivery import neutralize
 from baton.orchestrator.config import Settings
 from baton.orchestrator.handoff import response_path_for
 from baton.orchestrator.prompts import (
@@ -48,8 +51,8 @@ class PromptComposer:
             explore_block=self._explore("analyst"),
             round_number=state.current_round,
             cycle=cycle,
-            tester_feedback=state.feedback,
-            peer_feedback=state.analyst_feedback,
+            tester_feedback=neutralize(state.feedback),
+            peer_feedback=neutralize(state.analyst_feedback),
             response_path=self._path("analyst"),
         )
 
@@ -58,7 +61,7 @@ class PromptComposer:
             explore_block=self._explore("peer_analyst"),
             round_number=self.state.current_round,
             cycle=cycle,
-            analyst_output=self.state.outputs["analyst"],
+            analyst_output=neutralize(self.state.outputs["analyst"]),
             response_path=self._path("analyst_review"),
         )
 
@@ -69,7 +72,7 @@ class PromptComposer:
             round_number=state.current_round,
             cycle=cycle,
             analyst_output=self._cross_phase("analyst", "analyst"),
-            peer_feedback=state.programmer_feedback,
+            peer_feedback=neutralize(state.programmer_feedback),
             project_test_cmd=self.settings.project_test_cmd,
             response_path=self._path("programmer"),
             condense_upstream=self.settings.condense_upstream_on_repeat,
@@ -80,7 +83,7 @@ class PromptComposer:
             explore_block=self._explore("peer_programmer"),
             round_number=self.state.current_round,
             cycle=cycle,
-            programmer_output=self.state.outputs["programmer"],
+            programmer_output=neutralize(self.state.outputs["programmer"]),
             project_test_cmd=self.settings.project_test_cmd,
             response_path=self._path("programmer_review"),
         )
@@ -116,7 +119,7 @@ class PromptComposer:
         return response_path_for(role, self.settings.wd)
 
     def _cross_phase(self, output_key: str, kind: ReviewKind) -> str:
-        text = self.state.outputs[output_key]
+        text = neutralize(self.state.outputs[output_key])
         if not self.settings.condense_cross_phase:
             return text
         return condense_cross_phase(

@@ -10,14 +10,15 @@ place in the optional JSON file given as `baton run path/to/config.json`:
       "prompt": "...",                         PROMPT
       "prompt_file": "prompt.md",              PROMPT_FILE (wins over prompt)
       "project_test_cmd": "make test",         PROJECT_TEST_CMD
-      "limits":       {"max_rounds": 8, "max_review_cycles": 3},
+      "limits":       {"max_rounds": 8, "max_review_cycles": 3, "agent_restarts": 2},
       "review":       {"min_cycles_before_approval": 2, "require_evidence": true,
                        "evidence_min_match": 3},
       "condensation": {"explore_on_repeat": true, "review_feedback": true,
                        "max_feedback_lines": 30, "upstream_on_repeat": true,
                        "cross_phase": true, "max_cross_phase_lines": 40},
       "handoff":      {"poll_seconds": 2, "response_timeout": 1800,
-                       "idle_grace_seconds": 30, "strict": true, "watch": true},
+                       "idle_grace_seconds": 30, "strict": true, "watch": true,
+                       "max_file_reminders": 2},
       "state":        {"file": ".tmp/codex-3agents-loop-state.json", "resume": null,
                        "cleanup_on_exit": false},
       "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}},
@@ -46,6 +47,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from baton.errors import ConfigError
 from baton.orchestrator.config_file import read_config_file
@@ -102,6 +105,8 @@ class Settings:
     idle_grace_seconds: float = 30.0
     strict_file_handoff: bool = True
     handoff_watch: bool = True  # wake on file and status events; 0 = poll only
+    max_file_reminders: int = 2
+    agent_restarts: int = 2  # per role, per `baton run`
     state_file: Path | None = None
     resume: bool | None = None  # None: auto-resume a RUNNING state; True: must; False: never
     cleanup_on_exit: bool = False
@@ -146,6 +151,7 @@ class Settings:
             raise ConfigError(
                 f"NTFY_TOPIC: expected 1-64 letters, digits, '-' or '_', got {self.ntfy_topic!r}"
             )
+        _check_url(self.api)
         if not self.provider.strip():
             raise ConfigError("PROVIDER: must not be empty")
         for role, override in self.agents.items():
@@ -269,3 +275,13 @@ def _choose_prompt(
         if prompt is not None:
             return prompt, None, labels[(layer, "prompt")]
     return None, None, "PROMPT"
+
+
+def _check_url(api: str) -> None:
+    """API must parse as a URL with a host (`http://[::1` does not); ConfigError otherwise."""
+    try:
+        url = httpx.URL(api)
+    except (httpx.InvalidURL, ValueError) as error:
+        raise ConfigError(f"API: not a valid URL {api!r} ({error})") from None
+    if not url.host:
+        raise ConfigError(f"API: no host in {api!r}")

@@ -127,6 +127,10 @@ SETTING_KEYS: tuple[SettingKey, ...] = (
     ),
     SettingKey("strict_file_handoff", "STRICT_FILE_HANDOFF", ("handoff", "strict"), "bool"),
     SettingKey("handoff_watch", "HANDOFF_WATCH", ("handoff", "watch"), "bool"),
+    SettingKey(
+        "max_file_reminders", "MAX_FILE_REMINDERS", ("handoff", "max_file_reminders"), "int", 0
+    ),
+    SettingKey("agent_restarts", "AGENT_RESTARTS", ("limits", "agent_restarts"), "int", 0),
     SettingKey("state_file", "STATE_FILE", ("state", "file"), "path"),
     SettingKey("resume", "RESUME", ("state", "resume"), "tristate"),
     SettingKey("cleanup_on_exit", "CLEANUP_ON_EXIT", ("state", "cleanup_on_exit"), "bool"),

@@ -8,7 +8,10 @@ terminal status and the file until one of these happens (seeds 000, 002, 004):
 - file present and status idle/completed           → read it, archive it, return it
 - idle/completed without the file for IDLE_GRACE_SECONDS (counted only once the agent
   has started, i.e. shown any other status, or after a startup guard of the same length)
-                                                   → strict: MissingResponseError,
+                                                   → a short reminder naming the file and
+                                                     the command (MAX_FILE_REMINDERS times,
+                                                     each followed by a new grace), then
+                                                     strict: MissingResponseError,
                                                      else the terminal's last output
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 - `processing` while the file sits complete and unchanged for max(IDLE_GRACE_SECONDS,
@@ -54,6 +57,7 @@ from baton.errors import (
     HandoffTimeout,
     MissingResponseError,
 )
+from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.handoff_pace import ChangeWaiter, Pace, StuckFile
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
@@ -66,8 +70,10 @@ __all__ = [
     "Response",
     "StatusHook",
     "ensure_response_dir",
+    "file_reminder",
     "resolve_role",
     "response_dir",
+    "response_file_command",
     "response_file_instruction",
     "response_path_for",
     "waiting_hint",
@@ -139,13 +145,6 @@ def response_file_instruction(path: Path, *, token: str | None = None) -> str:
     its quotes stop the shell from expanding `$`, backticks or quotes in the answer.
     """
     path = Path(path)
-    token = token or secrets.token_hex(4)
-    delimiter = f"BATON_END_{token.upper()}"
-    # The temporary name shares no `.md` suffix with the real one, so nothing that looks
-    # for the response file can mistake it for the answer.
-    temporary = path.with_name(f".{path.stem}.{token}.partial")
-    directory = shlex.quote(str(path.parent))
-    quoted_tmp, quoted_final = shlex.quote(str(temporary)), shlex.quote(str(path))
     return "\n".join(
         [
             "RESPONSE FILE INSTRUCTION",
@@ -157,12 +156,40 @@ def response_file_instruction(path: Path, *, token: str | None = None) -> str:
             "response between the two delimiter lines (keep the quotes around the first "
             "delimiter so the shell leaves $, backticks and quotes in your text alone):",
             "",
-            f"mkdir -p {directory} && cat > {quoted_tmp} <<'{delimiter}'",
-            "<your complete final response>",
-            delimiter,
-            f"mv -f {quoted_tmp} {quoted_final}",
+            *response_file_command(path, token=token),
             "",
             "Do this once, as your last action, then stop and wait for the next instruction.",
+        ]
+    )
+
+
+def response_file_command(path: Path, *, token: str | None = None) -> list[str]:
+    """The shell lines that write a response atomically to `path` (heredoc, then `mv`)."""
+    path = Path(path)
+    token = token or secrets.token_hex(4)
+    delimiter = f"BATON_END_{token.upper()}"
+    # The temporary name shares no `.md` suffix with the real one, so nothing that looks
+    # for the response file can mistake it for the answer.
+    temporary = path.with_name(f".{path.stem}.{token}.partial")
+    directory = shlex.quote(str(path.parent))
+    quoted_tmp, quoted_final = shlex.quote(str(temporary)), shlex.quote(str(path))
+    return [
+        f"mkdir -p {directory} && cat > {quoted_tmp} <<'{delimiter}'",
+        "<your complete final response>",
+        delimiter,
+        f"mv -f {quoted_tmp} {quoted_final}",
+    ]
+
+
+def file_reminder(path: Path) -> str:
+    """The short message sent to an agent that rests without having written `path`."""
+    return "\n".join(
+        [
+            f"REMINDER: your response file {path} does not exist yet.",
+            "Write your complete final response (the whole answer, not a summary) to it now "
+            "with this shell command, then stop:",
+            "",
+            *response_file_command(path),
         ]
     )
 
@@ -198,10 +225,42 @@ class Archive:
         return target
 
     def store_text(self, text: str, role: str | Role, *, suffix: str = "") -> Path:
-        """Write `text` into the archive: a fallback terminal output, or a prompt (`-prompt`)."""
+        """Write `text` into the archive: a fallback terminal output, or a prompt (`-prompt`).
+
+        Written to a dotted temp name and renamed, so a numbered copy is never half-written.
+        """
         target = self._next_path(resolve_role(role), suffix)
-        target.write_text(text, encoding="utf-8")
+        temporary = target.with_name(f".{target.name}.tmp")
+        with temporary.open("w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
         return target
+
+    def remove_temp_files(self) -> None:
+        """Drop the temp copies a killed run left half-written (`.NNN-<role>.md.tmp`)."""
+        if self.directory.is_dir():
+            for leftover in self.directory.glob(".*.md.tmp"):
+                leftover.unlink(missing_ok=True)
+
+    def answers_after(self, role: str | Role, prompt_file: Path) -> list[Path]:
+        """The role's answers archived after `prompt_file` (its `NNN-<role>-prompt.md`).
+
+        A run killed between archiving an answer and saving the state finds the answer
+        here instead of waiting for a response file that was already moved.
+        """
+        found = re.match(r"(\d+)-", Path(prompt_file).name)
+        if found is None or not self.directory.is_dir():
+            return []
+        after = int(found.group(1))
+        pattern = re.compile(rf"(\d+)-{re.escape(resolve_role(role).output_key)}\.md")
+        matches = [
+            (int(match.group(1)), entry)
+            for entry in self.directory.iterdir()
+            if (match := pattern.fullmatch(entry.name)) and int(match.group(1)) > after
+        ]
+        return [entry for _, entry in sorted(matches)]
 
 
 def _highest_sequence(directory: Path) -> int:
@@ -237,6 +296,8 @@ class Handoff:
         idle_grace_seconds: float = 30.0,
         response_timeout: float = 1800.0,
         strict: bool = True,
+        max_file_reminders: int = 0,
+        on_reminder: Callable[[Role, str, int], None] | None = None,
         log: RunLog | None = None,
         heartbeat_seconds: float = 30.0,
         on_status: StatusHook | None = None,
@@ -252,6 +313,8 @@ class Handoff:
         self.idle_grace_seconds = idle_grace_seconds
         self.response_timeout = response_timeout
         self.strict = strict
+        self.max_file_reminders = max_file_reminders
+        self.on_reminder = on_reminder  # (role, terminal id, reminder number) after each
         self.log = log or RunLog()
         self.heartbeat_seconds = heartbeat_seconds
         self.on_status = on_status
@@ -259,6 +322,7 @@ class Handoff:
         self._clock = clock
         self._sleep = sleep
         self.waiter = waiter
+        self._reminded: dict[str, int] = {}  # reminders sent per role, over the run
 
     def response_path_for(self, role: str | Role) -> Path:
         return response_path_for(role, self.wd)
@@ -308,11 +372,16 @@ class Handoff:
         return self.wait_for_response(terminal_id, role).text
 
     def wait_for_response(
-        self, terminal_id: str, role: str | Role, *, strict: bool | None = None
+        self,
+        terminal_id: str,
+        role: str | Role,
+        *,
+        strict: bool | None = None,
+        reminders: int | None = None,
     ) -> Response:
         """Wait for the role's answer (see the module docstring); return it archived.
 
-        `strict` overrides STRICT_FILE_HANDOFF for this wait.
+        `strict` overrides STRICT_FILE_HANDOFF for this wait, `reminders` MAX_FILE_REMINDERS.
         """
         role = resolve_role(role)
         strict = self.strict if strict is None else strict
@@ -323,6 +392,7 @@ class Handoff:
         idle_since: float | None = None
         waiting_since: float | None = None
         previous: str | None = None
+        reminders_left = self.max_file_reminders if reminders is None else reminders
         next_heartbeat = started + self.heartbeat_seconds
         pace = Pace(self.poll_seconds)
         told: str | None = None  # the status a status event just brought, if any
@@ -356,7 +426,11 @@ class Handoff:
                     if idle_since is None:
                         idle_since = now
                     elif now - idle_since >= self.idle_grace_seconds:
-                        return self._no_file(terminal_id, role, path, who, status, strict)
+                        if reminders_left <= 0:
+                            return self._no_file(terminal_id, role, path, who, status, strict)
+                        reminders_left -= 1
+                        self._remind(terminal_id, role, path, who)
+                        idle_since = None
             else:
                 agent_started = True
                 idle_since = None
@@ -424,6 +498,41 @@ class Handoff:
         except Exception as error:  # a record that cannot be written must not end the run
             self.log.warning(f"cannot record the status of terminal {terminal_id}: {error}")
 
+    def _remind(self, terminal_id: str, role: Role, path: Path, who: str) -> None:
+        """Ask an agent at rest without its response file to write it (MAX_FILE_REMINDERS)."""
+        self.log.warning(
+            f"{who} is at rest but has not written {path.name} after "
+            f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; reminding it"
+        )
+        self.api.send_input(terminal_id, file_reminder(path))
+        self._reminded[role.output_key] = self._reminded.get(role.output_key, 0) + 1
+        if self.on_reminder is not None:
+            self.on_reminder(role, terminal_id, self._reminded[role.output_key])
+
+    def recover_archived(self, role: str | Role, prompt_file: str | None) -> Response | None:
+        """The answer to `prompt_file` if it was already archived (the run died right after)."""
+        if not prompt_file:
+            return None
+        role = resolve_role(role)
+        found = self.archive.answers_after(role, Path(prompt_file))
+        if not found:
+            return None
+        archived = found[0]
+        try:
+            text = archived.read_text(encoding="utf-8", errors="replace")
+        except OSError as error:
+            raise HandoffError(f"cannot read the archived {archived}: {error.strerror}") from None
+        self.log.info(f"{role.title} had already answered before the run stopped: {archived}")
+        return Response(text=text, archived_to=archived, from_file=True)
+
+    def take_if_present(self, terminal_id: str, role: str | Role) -> Response | None:
+        """Take the role's response file if it is there (an agent that wrote it, then died)."""
+        role = resolve_role(role)
+        path = self.response_path_for(role)
+        if not path.is_file():
+            return None
+        return self._take_file(path, role, f"{role.title} (terminal {terminal_id})", 0.0)
+
     def _shown(self, terminal_id: str) -> str:
         """`; the CLI showed: <its last words>` on one line, or nothing when it cannot say."""
         try:
@@ -443,6 +552,7 @@ class Handoff:
             archived = self.archive.store_file(path, role)
         except OSError as error:
             raise HandoffError(f"cannot read and archive {path}: {error.strerror}") from None
+        crash_point("answer_archived")
         self.log.info(f"{who} answered after {format_duration(elapsed)}; archived to {archived}")
         return Response(text=text, archived_to=archived, from_file=True)
 

@@ -4,18 +4,19 @@ The rounds themselves are `baton.orchestrator.phases.PhaseMachine`; this module 
 them: deciding new or resumed, creating or checking the five terminals, the signal guard,
 and the exit path (state saved, CLEANUP_ON_EXIT) however the run ends.
 
-The state is saved after every agent answer (and as soon as a prompt is sent), so a run
-stopped by a signal, a crash or an agent error resumes exactly where it stood: the next
-`baton run` with the same STATE_FILE picks up a RUNNING state by itself.
+Nothing is created before the checks of `baton.orchestrator.preflight` pass. The state is
+saved as the team is created, just before every prompt is typed and after every answer,
+so a run stopped by a signal, a crash (SIGKILL included) or an agent error resumes exactly
+where it stood: the next `baton run` with the same STATE_FILE picks up a RUNNING state by
+itself, completes or repairs the team (`repair_team`) and goes on.
 """
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 from pathlib import Path
 
-from baton.errors import ApiHttpError, BatonError, BudgetExhausted, StateFileError
+from baton.errors import BatonError, BudgetExhausted, StateFileError
 from baton.gitinfo import git_head
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
@@ -27,11 +28,13 @@ from baton.orchestrator.handoff import Archive, Handoff, waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
 from baton.orchestrator.phases import PhaseMachine
+from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
+from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
-from baton.orchestrator.state import FinalStatus, RunState, save_state
-from baton.orchestrator.team import cleanup_terminals, init_new_run, verify_resume_terminals
+from baton.orchestrator.state import FinalStatus, RunState, remove_stale_temp_files, save_state
+from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_TERMINAL, Role
@@ -66,7 +69,6 @@ class Orchestrator:
         self.signals = SignalGuard()
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
-        self._creating: RunState | None = None  # a new team while its terminals are created
         self.notifier = Notifier.from_settings(settings, log)
         # The run record, once the archive is known; the notifier listens from the start.
         self.events = RunEvents(None, listeners=[self.notifier])
@@ -100,18 +102,20 @@ class Orchestrator:
             if state.archive_dir
             else Archive.for_run(self.settings.wd)
         )
-        self._health_check()
-        if prepared.resumed:
-            verify_resume_terminals(self.api, state)
-        else:
-            self.log.info(f"starting a new run in {self.settings.wd} (API {self.settings.api})")
-            self._creating = state
-            init_new_run(self.api, self.settings, state, self.log)
-            self._creating = None
+        remove_stale_temp_files(self.state_path)
+        archive.remove_temp_files()
+        check_before_start(self.settings, self.api)
         state.archive_dir = str(archive.directory)
-        self.state = state
+        state.exit_complete = False
         self.events = RunEvents(archive.directory, listeners=self.events.listeners)
         self.notifier.context["run"] = str(archive.directory)
+        self.state = state  # from here on every exit saves it (a partial team resumes)
+        restarter = AgentRestarter(self.api, self.settings, state, self.log, self.events)
+        if prepared.resumed:
+            repair_team(self.api, self.settings, state, self.log, restarter, self._save)
+        else:
+            self.log.info(f"starting a new run in {self.settings.wd} (API {self.settings.api})")
+            init_new_run(self.api, self.settings, state, self.log, self._save)
         self.events.emit(
             EventKind.RUN_RESUME if prepared.resumed else EventKind.RUN_START,
             api=self.settings.api,
@@ -130,7 +134,7 @@ class Orchestrator:
         )
         if not prepared.resumed:
             record_git_start(self.settings, self.events, self.log)
-        machine = self._machine(prepared, archive)
+        machine = self._machine(prepared, archive, restarter)
         with self.signals.critical():
             machine.save()
         self.log.info(f"state file: {self.state_path}")
@@ -143,7 +147,15 @@ class Orchestrator:
             )
         return result
 
-    def _machine(self, prepared: PreparedRun, archive: Archive) -> PhaseMachine:
+    def _save(self) -> None:
+        """Save the state now, signals held (used while the team is created or repaired)."""
+        assert self.state is not None
+        with self.signals.critical():
+            save_state(self.state, self.state_path)
+
+    def _machine(
+        self, prepared: PreparedRun, archive: Archive, restarter: AgentRestarter
+    ) -> PhaseMachine:
         """The phase machine for the team in `prepared.state`, its handoff and prompts."""
         state = prepared.state
         assert prepared.parts is not None
@@ -161,6 +173,8 @@ class Orchestrator:
             idle_grace_seconds=self.settings.idle_grace_seconds,
             response_timeout=self.settings.response_timeout,
             strict=self.settings.strict_file_handoff,
+            max_file_reminders=self.settings.max_file_reminders,
+            on_reminder=self._reminded,
             log=self.log,
             on_status=self._status_seen,
             state_file=self.state_path,
@@ -184,6 +198,7 @@ class Orchestrator:
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
             self.events,
+            restarter,
             meter=meter,
             budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
         )
@@ -220,35 +235,38 @@ class Orchestrator:
         self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
         return self.watcher
 
+    def _reminded(self, role: Role, terminal_id: str, number: int) -> None:
+        """Record a reminder sent to an agent that had not written its response file."""
+        self.events.emit(
+            EventKind.REMINDER,
+            role=role.output_key,
+            terminal_id=terminal_id,
+            reminder=number,
+            limit=self.settings.max_file_reminders,
+        )
+
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""
         return {key: self.settings.provider_for(key) for key in ROLE_BY_TERMINAL}
 
     def _report_finished(self, state: RunState) -> int:
-        """RESUME=1 on a run that already ended: say so and exit with its result."""
+        """A run that already ended: complete an interrupted exit, or say so; its result."""
+        if state.exit_complete is False:
+            # Killed after its result was saved: finish that exit instead of a new run.
+            self.log.info(
+                f"the run in {self.state_path} had finished with {state.final_status} in "
+                f"round {state.current_round} when it was stopped; completing its exit"
+            )
+            if self.settings.cleanup_on_exit:
+                cleanup_terminals(self.api, state, self.log)
+            state.exit_complete = True
+            save_state(state, self.state_path)
+            return 0 if state.final_status == FinalStatus.PASS else 1
         self.log.info(
             f"the run in {self.state_path} already finished with {state.final_status} in "
             f"round {state.current_round}; nothing to resume (unset RESUME to start a new run)"
         )
         return 0 if state.final_status == FinalStatus.PASS else 1
-
-    def _health_check(self) -> None:
-        with contextlib.suppress(ApiHttpError):  # a server without /health serves the rest
-            self.api.health()
-
-    def _abandon_partial_team(self, partial: RunState) -> None:
-        """Stopped while creating the team: nothing to resume, so say what was left behind."""
-        made = {key: tid for key, tid in partial.terminals.items() if tid}
-        if not made:
-            return
-        if self.settings.cleanup_on_exit:
-            cleanup_terminals(self.api, partial, self.log)
-        else:
-            listed = ", ".join(f"{key}={tid}" for key, tid in made.items())
-            self.log.warning(
-                f"stopped before all five terminals existed; no state saved. Terminals left "
-                f"in session {partial.session_name}: {listed}"
-            )
 
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
@@ -257,12 +275,12 @@ class Orchestrator:
             self.watcher.close()
             self.watcher = None
         if self.state is None:
-            if self._creating is not None:
-                self._abandon_partial_team(self._creating)
-            return
+            return  # stopped before anything was created: nothing to save or clean up
+        saved = True
         try:
             save_state(self.state, self.state_path)
         except StateFileError as error:
+            saved = False
             self.log.warning(str(error))
         self.events.emit(
             EventKind.RUN_END,
@@ -272,7 +290,15 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
-        if self.state.final_status == FinalStatus.RUNNING:
+        if saved:
+            self.state.exit_complete = True
+            try:
+                save_state(self.state, self.state_path)
+            except StateFileError as error:
+                self.log.warning(str(error))
+        if not saved:
+            self.log.warning(f"no state could be saved to {self.state_path}; nothing to resume")
+        elif self.state.final_status == FinalStatus.RUNNING:
             self.log.info(
                 f"state saved to {self.state_path}; run `baton run` again to resume "
                 f"(round {self.state.current_round}, phase {self.state.current_phase})"

@@ -16,15 +16,23 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from baton.errors import BudgetExhausted, MissingResponseError
+from baton.errors import (
+    AgentErrorStatus,
+    ApiHttpError,
+    BatonError,
+    BudgetExhausted,
+    MissingResponseError,
+)
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.handoff import Handoff, Response
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
+from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.review import ReviewKind, evaluate_review, tester_result
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import (
@@ -37,7 +45,7 @@ from baton.orchestrator.state import (
     save_state,
 )
 from baton.orchestrator.usage import TokenMeter
-from baton.roles import ROLE_BY_TERMINAL, Role
+from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["PhaseMachine"]
 
@@ -96,6 +104,8 @@ class PhaseMachine:
         prompts: PromptComposer,
         explore: ExploreTracker,
         events: RunEvents | None = None,
+        restarter: AgentRestarter | None = None,
+        *,
         meter: TokenMeter | None = None,
         budget: Budget | None = None,
     ) -> None:
@@ -109,6 +119,7 @@ class PhaseMachine:
         self.prompts = prompts
         self.explore = explore
         self.events = events or RunEvents(None)
+        self.restarter = restarter  # None: a dead agent ends the run
         self.meter = meter
         self.budget = budget or Budget()
 
@@ -229,9 +240,11 @@ class PhaseMachine:
             state.outputs["tester"] = answer.text
             self._store_file("tester", answer)
             if verdict == "PASS":
+                self._mark_finished(FinalStatus.PASS)  # with the answer: a resume never re-asks
                 return
             state.feedback = evidence
             if last:
+                self._mark_finished(FinalStatus.FAIL)
                 return
             state.current_round += 1
             state.analyst_feedback = NO_FEEDBACK
@@ -250,27 +263,13 @@ class PhaseMachine:
 
     def _ask(self, terminal_key: str, where: str, build: Callable[[], str]) -> Response:
         """Send the role its prompt (unless a resumed run already did) and wait for the answer."""
-        state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
-        terminal_id = state.terminals[terminal_key]
-        awaiting = state.awaiting or {}
-        response: Response | None = None
-        if awaiting.get("role") == role.output_key and awaiting.get("terminal_id") == terminal_id:
-            self.log.info(
-                f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
-                "run stopped; waiting for that answer"
-            )
-            try:
-                response = self.handoff.wait_for_response(terminal_id, role, strict=True)
-            except MissingResponseError:
-                self.log.warning(
-                    f"no answer arrived from {role.title} for the earlier prompt; sending it again"
-                )
+        response = self._pending_answer(terminal_key, where, build)
         if response is None:
             self._check_budget()
-            response = self.handoff.send_and_receive(
-                terminal_id, role, build(), deliver=partial(self._deliver, role, where)
-            )
+            self._send(terminal_key, where, build)
+            response = self._await(terminal_key, where, build)
+        terminal_id = self.state.terminals[terminal_key]
         self.events.emit(
             EventKind.ANSWER,
             role=role.output_key,
@@ -306,28 +305,136 @@ class PhaseMachine:
             )
             raise
 
-    def _deliver(self, role: Role, where: str, terminal_id: str, message: str) -> None:
-        """Type the prompt (the stale file already cleared), record that it was sent."""
+    def _pending_answer(
+        self, terminal_key: str, where: str, build: Callable[[], str]
+    ) -> Response | None:
+        """The answer to a prompt a stopped run already sent; None when it must be (re)sent.
+
+        An answer archived just before the stop is taken from the archive; otherwise the
+        run waits for it (strictly), and sends the prompt again when none comes.
+        """
         state = self.state
-        self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
-        prompt_file = self._archive_prompt(message, role.output_key)
+        role = ROLE_BY_TERMINAL[terminal_key]
+        awaiting = state.awaiting or {}
+        if awaiting.get("role") != role.output_key:
+            return None
+        recovered = self.handoff.recover_archived(role, awaiting.get("prompt_file"))
+        if recovered is not None:
+            return recovered
+        terminal_id = state.terminals[terminal_key]
+        if awaiting.get("agent_restarted") or awaiting.get("terminal_id") != terminal_id:
+            # The agent asked has died since: its answer file if it wrote one, else ask again.
+            return self.handoff.take_if_present(terminal_id, role)
+        self.log.info(
+            f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
+            "run stopped; waiting for that answer"
+        )
+        try:
+            return self._await(terminal_key, where, build, strict=True)
+        except MissingResponseError:
+            self.log.warning(
+                f"no answer arrived from {role.title} for the earlier prompt; sending it again"
+            )
+            return None
 
-        def sent() -> None:
-            state.awaiting = {
-                "role": role.output_key,
-                "terminal_id": terminal_id,
-                "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }
-
-        # Held signals: once the prompt went out, the state must say so (resume then waits
-        # for the answer instead of typing the prompt a second time).
-        with self.signals.critical():
+    def _await(
+        self,
+        terminal_key: str,
+        where: str,
+        build: Callable[[], str],
+        *,
+        strict: bool | None = None,
+    ) -> Response:
+        """Wait for the answer; an agent that dies meanwhile is brought back and asked again."""
+        role = ROLE_BY_TERMINAL[terminal_key]
+        while True:
+            terminal_id = self.state.terminals[terminal_key]
             try:
-                self.api.send_input(terminal_id, message)
-            except BaseException:
-                self.explore.forget(terminal_id)
-                raise
-            self._transition(sent, clear_awaiting=False)
+                # A prompt sent by an earlier run may never have arrived: no reminders then.
+                return self.handoff.wait_for_response(
+                    terminal_id, role, strict=strict, reminders=0 if strict else None
+                )
+            except (AgentErrorStatus, ApiHttpError) as error:
+                if not self._is_dead_agent(error):
+                    raise
+                self._bring_back(terminal_key, error)
+            taken = self.handoff.take_if_present(self.state.terminals[terminal_key], role)
+            if taken is not None:
+                return taken  # it wrote its answer, then died
+            self._send(terminal_key, where, build)
+            strict = None
+
+    def _is_dead_agent(self, error: BatonError) -> bool:
+        """An agent CLI gone (status error, terminal unknown, input refused) and restartable."""
+        if self.restarter is None:
+            return False
+        if isinstance(error, AgentErrorStatus):
+            return True
+        return isinstance(error, ApiHttpError) and error.status_code in (404, 409, 410)
+
+    def _bring_back(self, terminal_key: str, error: BatonError) -> None:
+        """Replace a dead agent (bounded by AGENT_RESTARTS); the state then names the new one."""
+        assert self.restarter is not None
+        old = self.state.terminals[terminal_key]
+        self.explore.forget(old)
+        if isinstance(error, ApiHttpError):
+            reason = f"the server answered HTTP {error.status_code}: {error.detail}"
+        else:  # "<who> reported status error while working; the CLI showed: …"
+            who = f"{ROLE_BY_TERMINAL[terminal_key].title} (terminal {old}) "
+            reason = str(error).removeprefix(who)
+        self.restarter.bring_back(terminal_key, reason=reason)
+        self.explore.forget(self.state.terminals[terminal_key])
+        with self.signals.critical():
+            self.save()
+
+    def _send(self, terminal_key: str, where: str, build: Callable[[], str]) -> None:
+        """Clear the stale response file, record the prompt as going out, type it.
+
+        The state says "awaiting" before the prompt is typed: a run killed in between
+        waits for an answer on resume (and sends again when none comes) instead of
+        typing the prompt twice.
+        """
+        state = self.state
+        role = ROLE_BY_TERMINAL[terminal_key]
+        while True:
+            terminal_id = state.terminals[terminal_key]
+            self.handoff.ensure_response_dir()
+            self.handoff.clear_stale_response(role)
+            message = build()
+            self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
+            prompt_file = self._archive_prompt(message, role.output_key)
+            crash_point("prompt_archived")
+
+            def sending(tid: str = terminal_id, prompt: Path | None = prompt_file) -> None:
+                state.awaiting = {
+                    "role": role.output_key,
+                    "terminal_id": tid,
+                    "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+                if prompt is not None:
+                    state.awaiting["prompt_file"] = str(prompt)
+
+            with self.signals.critical():
+                self._transition(sending, clear_awaiting=False)
+                crash_point("before_send")
+                try:
+                    self.api.send_input(terminal_id, message)
+                except ApiHttpError as error:
+                    # Refused: nothing was typed, so nothing is awaited.
+                    self.explore.forget(terminal_id)
+                    self._transition(lambda: None)
+                    if not self._is_dead_agent(error):
+                        raise
+                    refused: ApiHttpError | None = error
+                except BaseException:
+                    self.explore.forget(terminal_id)
+                    raise
+                else:
+                    refused = None
+                crash_point("after_send")
+            if refused is None:
+                break
+            self._bring_back(terminal_key, refused)
         self.events.emit(
             EventKind.PROMPT_SENT,
             role=role.output_key,
@@ -403,6 +510,7 @@ class PhaseMachine:
             if clear_awaiting:
                 self.state.awaiting = None
             self.save()
+            crash_point("state_saved")
 
     def save(self) -> None:
         """Write the state file now (with the terminals that already saw the explore block)."""
@@ -410,10 +518,10 @@ class PhaseMachine:
         save_state(self.state, self.state_path)
 
     def _finish(self, status: FinalStatus) -> None:
-        state = self.state
+        if self.state.final_status == status and self.state.current_phase == Phase.DONE:
+            return
+        self._transition(partial(self._mark_finished, status))
 
-        def done() -> None:
-            state.final_status = status
-            state.current_phase = Phase.DONE
-
-        self._transition(done)
+    def _mark_finished(self, status: FinalStatus) -> None:
+        self.state.final_status = status
+        self.state.current_phase = Phase.DONE

@@ -2,9 +2,9 @@
 
 Either tool resumes the other's run, so the shell script's fields keep their names and
 shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
-`explore_sent`, `archive_dir`, `output_files`) that the shell script ignores and that
-default sensibly when a shell-written file lacks them. Writes are atomic: a crash leaves
-either the old file or the new one, never a torn one.
+`explore_sent`, `archive_dir`, `output_files`, `restarts`, `exit_complete`) that the
+shell script ignores and that default sensibly when a shell-written file lacks them.
+Writes are atomic: a crash leaves either the old file or the new one, never a torn one.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from baton.errors import StateFileError
+from baton.orchestrator.crashpoints import crash_point
 from baton.roles import ROLES
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Step",
     "load_state",
     "read_state_json",
+    "remove_stale_temp_files",
     "save_state",
     "should_auto_resume",
     "write_json_atomic",
@@ -99,10 +101,16 @@ class RunState:
     # Baton's additions (ignored by the shell script):
     current_cycle: int = 1
     current_step: Step = Step.AUTHOR
-    awaiting: dict[str, str] | None = None  # {"role", "terminal_id", "sent_at"} after a send
+    # {"role", "terminal_id", "sent_at", "prompt_file"[, "agent_restarted"]}, saved just
+    # before the prompt is typed
+    awaiting: dict[str, str] | None = None
     explore_sent: list[str] = field(default_factory=list)
     archive_dir: str = ""
     output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
+    restarts: dict[str, int] = field(default_factory=dict)  # terminal key -> agents brought back
+    # False while a Baton run is live; True once its exit path (final save, cleanup) is
+    # done. None: not written by Baton (treated as done).
+    exit_complete: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -162,6 +170,8 @@ class RunState:
                 "explore_sent": list(self.explore_sent),
                 "archive_dir": self.archive_dir,
                 "output_files": dict(self.output_files),
+                "restarts": dict(self.restarts),
+                "exit_complete": self.exit_complete,
             }
         )
         return document
@@ -193,6 +203,10 @@ class RunState:
             else [],
             archive_dir=_text(data.get("archive_dir")),
             output_files=_string_map(data.get("output_files"), OUTPUT_KEYS, keep_empty=False),
+            restarts=_counts(data.get("restarts"), TERMINAL_KEYS),
+            exit_complete=data.get("exit_complete")
+            if isinstance(data.get("exit_complete"), bool)
+            else None,
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
         for name, keys in (("terminals", TERMINAL_KEYS), ("outputs", OUTPUT_KEYS)):
@@ -238,6 +252,15 @@ def _string_map(value: Any, keys: tuple[str, ...], *, keep_empty: bool = True) -
     return mapped if keep_empty else {key: text for key, text in mapped.items() if text}
 
 
+def _counts(value: Any, keys: tuple[str, ...]) -> dict[str, int]:
+    source = value if isinstance(value, dict) else {}
+    return {
+        key: count
+        for key in keys
+        if isinstance(count := source.get(key), int) and not isinstance(count, bool) and count > 0
+    }
+
+
 def _awaiting(value: Any) -> dict[str, str] | None:
     if not isinstance(value, dict):
         return None
@@ -257,6 +280,7 @@ def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
+        crash_point("state_written")
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -268,6 +292,21 @@ def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
             os.fsync(directory)
         finally:
             os.close(directory)
+
+
+def remove_stale_temp_files(path: Path) -> list[Path]:
+    """Delete the temp files a killed writer left beside `path` (`.<name>.*.tmp`).
+
+    Called before a run touches its state file, when no writer of ours is active.
+    """
+    path = Path(path)
+    removed = []
+    if path.parent.is_dir():
+        for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+                removed.append(leftover)
+    return removed
 
 
 def save_state(state: RunState, path: Path) -> None:
@@ -307,13 +346,16 @@ def load_state(path: Path) -> RunState:
 
 
 def should_auto_resume(path: Path) -> bool:
-    """True when a state file exists and is still RUNNING (not in phase `done`).
+    """True when a state file exists and is still RUNNING (not in phase `done`), or was
+    stopped after reaching its result but before its exit was complete.
 
     An unreadable file raises StateFileError rather than being silently overwritten.
     """
     if not Path(path).is_file():
         return False
     data = read_state_json(path)
+    if data.get("exit_complete") is False:
+        return True  # stopped before its exit was complete: finish that, never start anew
     return (
         data.get("final_status") == FinalStatus.RUNNING and data.get("current_phase") != Phase.DONE
     )

@@ -7,59 +7,143 @@ and `cao-server`.
 
 from __future__ import annotations
 
-from baton.errors import ApiError, ApiHttpError, StateFileError
+import secrets
+from collections.abc import Callable
+
+from baton.errors import ApiError, ApiHttpError
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.config import Settings
+from baton.orchestrator.crashpoints import crash_point
+from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import RunState
-from baton.roles import ROLES
+from baton.roles import ROLE_BY_TERMINAL, ROLES
 from baton.status import TerminalStatus
 
-__all__ = ["cleanup_terminals", "init_new_run", "verify_resume_terminals"]
+__all__ = ["cleanup_terminals", "init_new_run", "new_session_name", "repair_team"]
+
+SESSION_PREFIX = "baton-"
 
 
-def init_new_run(api: ApiClient, settings: Settings, state: RunState, log: RunLog) -> None:
-    """Create the session (analyst profile) and the four other terminals into `state`."""
-    first, *others = ROLES
-    created = api.create_session(
-        settings.profile_for(first.terminal_key),
-        provider=settings.provider_for(first.terminal_key),
-        working_directory=settings.wd,
-    )
-    state.session_name = created["session_name"]
-    state.terminals[first.terminal_key] = created["id"]
-    log.info(f"session {state.session_name}: {first.title} is terminal {created['id']}")
-    for role in others:
-        created = api.create_terminal(
-            state.session_name,
-            settings.profile_for(role.terminal_key),
-            provider=settings.provider_for(role.terminal_key),
-            working_directory=settings.wd,
-        )
-        state.terminals[role.terminal_key] = created["id"]
-        log.info(f"session {state.session_name}: {role.title} is terminal {created['id']}")
+def new_session_name() -> str:
+    """A session name chosen before the session exists, so the state can record it first."""
+    return SESSION_PREFIX + secrets.token_hex(4)
 
 
-def verify_resume_terminals(api: ApiClient, state: RunState) -> None:
-    """Every terminal of the saved run must still answer; StateFileError names the first not."""
+def init_new_run(
+    api: ApiClient,
+    settings: Settings,
+    state: RunState,
+    log: RunLog,
+    save: Callable[[], None],
+) -> None:
+    """Create the session (analyst profile) and the four other terminals into `state`.
+
+    The state is saved before the session is asked for and after every terminal, so a run
+    killed at any point of the team's creation is resumed (and the team completed by
+    `repair_team`) instead of leaving terminals no state file knows about.
+    """
+    if not state.session_name:
+        state.session_name = new_session_name()
+    save()
     for role in ROLES:
-        terminal_id = state.terminals.get(role.terminal_key, "")
+        _create_member(api, settings, state, role.terminal_key, log)
+        save()
+        crash_point("terminal_created")
+
+
+def _create_member(
+    api: ApiClient, settings: Settings, state: RunState, terminal_key: str, log: RunLog
+) -> str:
+    """Create the role's terminal: the session itself while it has no terminal yet."""
+    role = ROLE_BY_TERMINAL[terminal_key]
+    profile = settings.profile_for(terminal_key)
+    provider = settings.provider_for(terminal_key)
+    if not any(state.terminals.values()):
+        created = api.create_session(
+            profile,
+            provider=provider,
+            working_directory=settings.wd,
+            session_name=state.session_name or None,
+        )
+        state.session_name = created["session_name"]
+    else:
+        created = api.create_terminal(
+            state.session_name, profile, provider=provider, working_directory=settings.wd
+        )
+    state.terminals[terminal_key] = created["id"]
+    log.info(f"session {state.session_name}: {role.title} is terminal {created['id']}")
+    return str(created["id"])
+
+
+def repair_team(
+    api: ApiClient,
+    settings: Settings,
+    state: RunState,
+    log: RunLog,
+    restarter: AgentRestarter,
+    save: Callable[[], None],
+) -> None:
+    """Make the saved team whole before a resumed run goes on.
+
+    Terminals a killed run created but never recorded are adopted (one per missing role,
+    by profile) or deleted; missing roles get a terminal; a terminal the server no longer
+    knows, or whose CLI has exited, is brought back by `restarter`.
+    """
+    _adopt_or_remove_strays(api, settings, state, log)
+    save()
+    for role in ROLES:
+        key = role.terminal_key
+        terminal_id = state.terminals.get(key, "")
         if not terminal_id:
-            raise StateFileError(
-                f"cannot resume: the state file has no terminal for {role.terminal_key}"
-            )
+            _create_member(api, settings, state, key, log)
+            save()
+            continue
         try:
             status = api.get_status(terminal_id)
         except ApiHttpError as error:
-            raise StateFileError(
-                f"cannot resume: terminal {role.terminal_key} ({terminal_id}) is not reachable "
-                f"(HTTP {error.status_code}: {error.detail}); set RESUME=0 to start a new run"
-            ) from None
+            if error.status_code != 404:
+                raise
+            restarter.bring_back(key, reason=f"the server no longer knows terminal {terminal_id}")
+            save()
+            continue
         if status == TerminalStatus.ERROR:
-            raise StateFileError(
-                f"cannot resume: terminal {role.terminal_key} ({terminal_id}) is in status "
-                "error; set RESUME=0 to start a new run"
-            )
+            restarter.bring_back(key, reason="its terminal is in status error")
+            save()
+
+
+def _adopt_or_remove_strays(
+    api: ApiClient, settings: Settings, state: RunState, log: RunLog
+) -> None:
+    """Terminals of the run's session that the state does not name (a kill mid-create)."""
+    if not state.session_name:
+        return
+    try:
+        listed = api.list_session_terminals(state.session_name)
+    except ApiHttpError:
+        return  # no such session (never created), or a server that cannot list it
+    known = {tid for tid in state.terminals.values() if tid}
+    for item in listed:
+        terminal_id = item.get("id")
+        if not isinstance(terminal_id, str) or terminal_id in known:
+            continue
+        profile = item.get("agent_profile")
+        missing = [
+            role.terminal_key
+            for role in ROLES
+            if not state.terminals.get(role.terminal_key)
+            and settings.profile_for(role.terminal_key) == profile
+        ]
+        if missing:
+            state.terminals[missing[0]] = terminal_id
+            known.add(terminal_id)
+            log.info(f"session {state.session_name}: adopted terminal {terminal_id} ({profile})")
+            continue
+        try:
+            api.delete_terminal(terminal_id)
+            log.info(f"session {state.session_name}: removed stray terminal {terminal_id}")
+        except ApiError as error:
+            log.warning(f"could not remove stray terminal {terminal_id}: {error}")
 
 
 def cleanup_terminals(api: ApiClient, state: RunState, log: RunLog) -> None:

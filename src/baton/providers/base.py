@@ -76,6 +76,15 @@ class Provider(ABC):
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         """Return the command that starts the CLI with the role profile as its instructions."""
 
+    def resume_launch(self, ctx: TerminalContext) -> LaunchSpec | None:
+        """The command that restarts a dead CLI in its terminal, resuming its conversation.
+
+        None (the default) when the CLI keeps no conversation to resume, or this one's is
+        unknown: the server then starts it afresh with `launch`. Called before `launch` is
+        considered, so a provider may also set aside per-run records of the dead CLI here.
+        """
+        return None
+
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         """Keys that answer a first-run dialog shown on `screen`; empty when there is none."""
         return ()

@@ -58,6 +58,7 @@ from baton.providers.claude_hooks import (
     HookLog,
     TurnState,
     last_assistant_text,
+    last_session_id,
     transcript_usage,
 )
 from baton.providers.claude_screen import Marker, last_answer, parse_screen, screen_status
@@ -206,6 +207,22 @@ class ClaudeCodeProvider(Provider):
             # Claude refuses --dangerously-skip-permissions as root outside a sandbox.
             env["IS_SANDBOX"] = "1"
         return LaunchSpec(argv=argv, env=env)
+
+    def resume_launch(self, ctx: TerminalContext) -> LaunchSpec | None:
+        """`claude <same options> --resume <session id>`, the id its hook records carry.
+
+        The dead CLI's hook log is set aside first: a turn it left open would otherwise
+        read as still processing once the resumed CLI rests.
+        """
+        log_file = ctx.runtime_dir / HOOK_LOG_FILE
+        session = last_session_id(log_file)
+        if log_file.exists():
+            log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
+        self._logs.pop(log_file, None)
+        if session is None:
+            return None
+        spec = self.launch(ctx)
+        return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
 
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         parsed = parse_screen(screen)

@@ -13,6 +13,7 @@ read as a decision) and always exits 0.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ __all__ = [
     "TurnState",
     "append_event",
     "last_assistant_text",
+    "last_session_id",
     "main",
     "transcript_usage",
 ]
@@ -136,6 +138,23 @@ class HookLog:
             if event and isinstance(event.get("transcript_path"), str):
                 return Path(event["transcript_path"])
         return None
+
+
+def last_session_id(path: Path) -> str | None:
+    """The `session_id` of the latest hook event in `path` (Claude's conversation id)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for raw in reversed(lines):
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue
+        session = event.get("session_id") if isinstance(event, dict) else None
+        if isinstance(session, str) and re.fullmatch(r"[0-9A-Za-z-]{8,64}", session):
+            return session
+    return None
 
 
 def last_assistant_text(transcript: Path) -> str:

@@ -43,6 +43,7 @@ from the scrollback second.
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 import tomllib
@@ -146,6 +147,19 @@ class CodexProvider(Provider):
         if instructions:
             argv += ["-c", f"developer_instructions={toml_string(instructions)}"]
         return LaunchSpec(argv=argv, env={})
+
+    def resume_launch(self, ctx: TerminalContext) -> LaunchSpec | None:
+        """`codex <same options> resume <thread id>`, once a turn has named the thread.
+
+        The thread id comes from the terminal's own notify records (Codex 0.169 keeps the
+        conversation in its rollout log under that id); before any turn ended there is none.
+        """
+        payload = last_notify(ctx.runtime_dir)
+        thread = str((payload or {}).get("thread-id") or "")
+        if not re.fullmatch(r"[0-9A-Za-z-]{8,64}", thread):
+            return None
+        spec = self.launch(ctx)
+        return LaunchSpec(argv=[*spec.argv, "resume", thread], env=spec.env)
 
     @staticmethod
     def _instructions(ctx: TerminalContext, config: dict[str, object]) -> str:

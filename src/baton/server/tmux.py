@@ -148,15 +148,7 @@ class TmuxServer:
         its environment, in `working_directory`. `env` goes through a 0600 file next to
         the gate file, read and deleted by the pane's launcher.
         """
-        env_file = gate_file.with_name(gate_file.name + ".env.json")
-        private_dir(env_file.parent)
-        pane_env = {
-            key: value
-            for key, value in env.items()
-            if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
-        }
-        write_private(env_file, json.dumps(pane_env))
-        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file), *argv]
+        env_file, gated = self._gated_command(argv, env, gate_file)
         if new_session:
             head = [
                 "new-session",
@@ -187,6 +179,51 @@ class TmuxServer:
             env_file.unlink(missing_ok=True)
             raise
         window_id, pane_id = output.split()
+        self._attach_log_and_open_gate(pane_id, pane_log, gate_file)
+        return WindowRef(window_id=window_id, pane_id=pane_id)
+
+    def respawn_pane(
+        self,
+        pane_id: str,
+        *,
+        working_directory: Path,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        pane_log: Path,
+        gate_file: Path,
+    ) -> None:
+        """Start `argv` afresh in an existing pane (its old command killed), as `create_window`
+        starts one: the environment through the launcher's private file, the log re-attached."""
+        gate_file.unlink(missing_ok=True)
+        env_file, gated = self._gated_command(argv, env, gate_file)
+        try:
+            self.run(
+                "respawn-pane", "-k", "-t", pane_id, "-c", str(working_directory), "--", *gated
+            )
+        except BaseException:
+            env_file.unlink(missing_ok=True)
+            raise
+        # The old pipe may have died with the old command: close it, then attach afresh.
+        self.run("pipe-pane", "-t", pane_id, check=False)
+        self._attach_log_and_open_gate(pane_id, pane_log, gate_file)
+
+    def _gated_command(
+        self, argv: Sequence[str], env: Mapping[str, str], gate_file: Path
+    ) -> tuple[Path, list[str]]:
+        """The launcher command line for `argv`, and the 0600 file that carries `env` to it."""
+        env_file = gate_file.with_name(gate_file.name + ".env.json")
+        private_dir(env_file.parent)
+        pane_env = {
+            key: value
+            for key, value in env.items()
+            if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
+        }
+        write_private(env_file, json.dumps(pane_env))
+        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file), *argv]
+        return env_file, gated
+
+    def _attach_log_and_open_gate(self, pane_id: str, pane_log: Path, gate_file: Path) -> None:
+        """Pipe the pane's output to `pane_log`, then let the launcher start the command."""
         try:
             private_dir(pane_log.parent)
             private_file(pane_log)
@@ -194,7 +231,6 @@ class TmuxServer:
         finally:
             private_dir(gate_file.parent)
             private_file(gate_file)
-        return WindowRef(window_id=window_id, pane_id=pane_id)
 
     def pane_state(self, pane_id: str) -> PaneState:
         """Whether the pane exists, whether its command has exited, its pid and exit status."""

@@ -44,6 +44,7 @@ PROFILE_ROLE = {
 }
 
 # A step: ("status", "processing") · ("sleep", 0.2) · ("write", text) · ("output", text)
+# · ("die", None): the CLI is killed (status error from then on)
 Step = tuple[str, Any]
 
 
@@ -88,6 +89,7 @@ class FakeTerminal:
     last_output: str = ""
     prompts: list[str] = field(default_factory=list)
     exited: bool = False
+    dead: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -163,6 +165,9 @@ class FakeCao:
         self.token = token
         self.behaviour: dict[str, Behaviour] = {}
         self.refuse_profiles: set[str] = set()  # creating these answers 500
+        self.can_restart = False  # True: POST /terminals/{id}/restart, as `baton serve` has
+        self.restarted: list[str] = []  # terminal ids restarted in place
+        self.deleted: list[str] = []  # terminal ids deleted
         self.terminals: dict[str, FakeTerminal] = {}
         self.requests: list[Recorded] = []
         self.sessions: list[str] = []
@@ -211,6 +216,16 @@ class FakeCao:
             if terminal_id in self.terminals:
                 self._forgotten[terminal_id] = self.terminals.pop(terminal_id)
 
+    def kill(self, terminal_id: str) -> None:
+        """The agent CLI dies: status `error` from now on, its pending turn never finishes."""
+        terminal = self.terminals[terminal_id]
+        terminal.dead = True
+        terminal.status = "error"
+
+    def live_terminals(self) -> list[FakeTerminal]:
+        """Terminals neither deleted, exited nor dead (what a run may have left behind)."""
+        return [t for t in self.terminals.values() if not t.exited and not t.dead]
+
     def posts(self, suffix: str = "") -> list[Recorded]:
         return [r for r in self.requests if r.method == "POST" and r.path.endswith(suffix)]
 
@@ -255,7 +270,11 @@ class FakeCao:
         def play() -> None:
             with terminal.lock:
                 for kind, value in plan:
-                    if self._stopping.is_set():
+                    if self._stopping.is_set() or terminal.dead:
+                        return
+                    if kind == "die":  # the CLI is killed mid-turn
+                        terminal.dead = True
+                        terminal.status = "error"
                         return
                     if kind == "status":
                         terminal.status = value
@@ -322,6 +341,9 @@ class FakeCao:
             def do_POST(self) -> None:
                 self._handle("POST")
 
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
         return Handler
 
     def _route(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
@@ -329,11 +351,27 @@ class FakeCao:
         if method == "GET" and segments == ["health"]:
             return 200, {"status": "ok"}
         if method == "POST" and segments == ["sessions"]:
+            name = query.get("session_name")
+            if name is not None:
+                with self._lock:
+                    if name in self.sessions:
+                        return 400, {"detail": f"session {name} already exists"}
+                    self.sessions.append(name)
             terminal = self.add_terminal(
-                query.get("agent_profile", ""), wd=query.get("working_directory", "/tmp")
+                query.get("agent_profile", ""),
+                session_name=name,
+                wd=query.get("working_directory", "/tmp"),
             )
             terminal.provider = query.get("provider", "codex")
             return 201, terminal.as_json()
+        if method == "GET" and segments == ["sessions"]:
+            return 200, [{"id": name, "name": name} for name in self.sessions]
+        if method == "GET" and len(segments) == 3 and segments[::2] == ["sessions", "terminals"]:
+            if segments[1] not in self.sessions:
+                return 404, {"detail": f"session {segments[1]} not found"}
+            return 200, [
+                t.as_json() for t in self.terminals.values() if t.session_name == segments[1]
+            ]
         if method == "POST" and query.get("agent_profile") in self.refuse_profiles:
             return 500, {"detail": f"cannot start {query['agent_profile']}: tmux failed"}
         if method == "POST" and len(segments) == 3 and segments[::2] == ["sessions", "terminals"]:
@@ -355,6 +393,8 @@ class FakeCao:
                 return 200, terminal.as_json()
             if method == "GET" and rest == ["output"]:
                 return 200, {"output": terminal.last_output, "mode": query.get("mode", "full")}
+            if method == "POST" and rest == ["input"] and terminal.dead:
+                return 409, {"detail": f"terminal {terminal.id}: the agent CLI has exited"}
             if method == "POST" and rest == ["input"]:
                 message = query.get("message")
                 if message is None:
@@ -366,6 +406,16 @@ class FakeCao:
             if method == "POST" and rest == ["exit"]:
                 terminal.exited = True
                 return 200, {"success": True}
+            if method == "DELETE" and not rest:
+                self.deleted.append(terminal.id)
+                self.forget(terminal.id)
+                return 200, {"success": True}
+            if method == "POST" and rest == ["restart"] and self.can_restart:
+                with terminal.lock:
+                    terminal.dead = False
+                    terminal.status = "idle"
+                self.restarted.append(terminal.id)
+                return 200, {**terminal.as_json(), "resumed": False}
         return 404, {"detail": f"no route {method} {path}"}
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from tests.integration.orchestrator.fake_cao import FakeCao, Turn, answer_plan
 
-from baton.errors import RunInterrupted, StateFileError
+from baton.errors import AgentRestartsExhausted, RunInterrupted, StateFileError
 from baton.orchestrator.config import Settings
 from baton.orchestrator.loop import run_orchestrator
 from baton.orchestrator.runlog import RunLog
@@ -178,13 +178,15 @@ def test_new_run_creates_5_terminals(cao: FakeCao, tmp_path: Path) -> None:
     assert list(_state(tmp_path)["terminals"]) == TERMINAL_KEYS
 
 
-def test_resume_with_unreachable_terminal_fails(cao: FakeCao, tmp_path: Path) -> None:
+def test_resume_with_unreachable_terminal_past_agent_restarts_fails(
+    cao: FakeCao, tmp_path: Path
+) -> None:
     terminals = _existing_team(cao, tmp_path)
     cao.forget(terminals["peer_programmer"])
     state = RunState(api=cao.url, prompt=PROMPT, session_name="fake-1", terminals=terminals)
     save_state(state, tmp_path / ".tmp" / "codex-3agents-loop-state.json")
-    with pytest.raises(StateFileError, match=r"terminal peer_programmer \(\w+\) is not reachable"):
-        _run(_settings(cao, tmp_path))
+    with pytest.raises(AgentRestartsExhausted, match=r"peer programmer \(terminal \w+\) died"):
+        _run(_settings(cao, tmp_path, agent_restarts=0))
     assert cao.inputs() == []
 
 

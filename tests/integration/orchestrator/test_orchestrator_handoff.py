@@ -5,6 +5,8 @@ from __future__ import annotations
 from tests.integration.orchestrator.conftest import Project
 from tests.integration.orchestrator.fake_cao import Turn, answer_plan, canned_answer
 
+from baton.orchestrator.events import read_events
+
 
 def test_startup_race_with_a_stale_idle_status(project: Project) -> None:
     """The programmer shows its old idle prompt longer than IDLE_GRACE_SECONDS, then works."""
@@ -43,7 +45,7 @@ def test_strict_mode_stops_when_the_agent_writes_no_file(project: Project) -> No
 
 def test_fallback_mode_uses_the_terminal_output(project: Project) -> None:
     project.cao.behaviour["peer_analyst"] = _no_file
-    run = project.run(IDLE_GRACE_SECONDS="0.3", STRICT_FILE_HANDOFF="0")
+    run = project.run(IDLE_GRACE_SECONDS="0.3", STRICT_FILE_HANDOFF="0", MAX_FILE_REMINDERS="0")
     assert run.returncode == 0, run.stderr
     assert "using its last terminal output" in run.stderr
     reviews = [p for p in project.archives() if p.name.endswith("-analyst_review.md")]
@@ -97,3 +99,41 @@ def test_a_leftover_response_file_is_archived_as_stale_and_never_taken(project: 
     assert names[-3:] == ["017-tester-stale.md", "018-tester-prompt.md", "019-tester.md"]
     assert "from an old run" in (project.archives()[-3]).read_text(encoding="utf-8")
     assert project.state()["outputs"]["tester"].startswith("RESULT: FAIL")
+
+
+def test_an_agent_that_forgot_its_file_is_reminded(project: Project) -> None:
+    def programmer(turn: Turn) -> list:
+        if turn.count == 1:  # works, then rests without writing its file
+            return [("status", "processing"), ("sleep", 0.2), ("status", "completed")]
+        return answer_plan(turn)
+
+    project.cao.behaviour["programmer"] = programmer
+    run = project.run(MAX_ROUNDS="1")
+    assert run.returncode == 0, run.stderr
+    prompts = project.cao.terminal("programmer").prompts
+    reminder = prompts[1]
+    assert reminder.startswith("REMINDER:")
+    path = project.wd / ".tmp" / "agent-responses" / "programmer_summary.md"
+    assert str(path) in reminder and "mv -f" in reminder
+    assert len(reminder.splitlines()) <= 8  # short: the file and the command
+    assert run.stderr.count("reminding it") == 1
+    events = [e for e in read_events(next(project.wd.glob(".tmp/2*/events.jsonl")))]
+    reminders = [e for e in events if e["event"] == "reminder"]
+    assert [(e["role"], e["reminder"]) for e in reminders] == [("programmer", 1)]
+
+
+def test_reminders_run_out_then_strict_failure(project: Project) -> None:
+    project.cao.behaviour["analyst"] = lambda turn: [
+        ("status", "processing"),
+        ("sleep", 0.1),
+        ("status", "completed"),
+    ]
+    run = project.run(MAX_FILE_REMINDERS="2")
+    assert run.returncode == 1
+    assert run.stderr.count("reminding it") == 2
+    assert [p.startswith("REMINDER:") for p in project.cao.terminal("analyst").prompts] == [
+        False,
+        True,
+        True,
+    ]
+    assert "STRICT_FILE_HANDOFF=1" in run.stderr.splitlines()[-1]

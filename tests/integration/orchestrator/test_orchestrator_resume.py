@@ -48,16 +48,37 @@ def test_sigterm_saves_state_and_exits_143(project: Project) -> None:
     assert state["terminals"]["tester"]
 
 
-def test_resume_with_an_unreachable_terminal(project: Project) -> None:
+def test_resume_replaces_a_terminal_the_server_lost(project: Project) -> None:
+    """A plain `baton run` repairs the team: a new tester terminal in the same session."""
+    assert _interrupt_while_programmer_works(project, signal.SIGINT) == 130
+    before = project.state()
+    tester = before["terminals"]["tester"]
+    project.cao.forget(tester)
+    run = project.run()
+    assert run.returncode == 0, run.stderr
+    assert "resuming the run" in run.stderr
+    replaced = [line for line in run.stderr.splitlines() if f"(terminal {tester}) died" in line]
+    assert len(replaced) == 1 and "replaced it with terminal" in replaced[0]
+    after = project.state()
+    assert after["terminals"]["tester"] not in ("", tester)
+    assert after["restarts"] == {"tester": 1}
+    assert len(project.cao.posts("/sessions")) == 1  # no new session was started
+    new_tester = project.cao.terminals[after["terminals"]["tester"]]
+    assert new_tester.session_name == before["session_name"]
+    assert new_tester.profile == "tester"
+
+
+def test_resume_with_a_lost_terminal_and_no_restarts_allowed(project: Project) -> None:
     assert _interrupt_while_programmer_works(project, signal.SIGINT) == 130
     tester = project.state()["terminals"]["tester"]
     project.cao.forget(tester)
-    run = project.run()
+    run = project.run(AGENT_RESTARTS="0")
     assert run.returncode == 1
     errors = [line for line in run.stderr.splitlines() if line.startswith("baton: error:")]
     assert len(errors) == 1
-    assert f"terminal tester ({tester}) is not reachable" in errors[0]
-    assert len(project.cao.posts("/sessions")) == 1  # no new session was started
+    assert f"tester (terminal {tester}) died" in errors[0] and "AGENT_RESTARTS=0" in errors[0]
+    assert project.state()["final_status"] == "RUNNING"  # still resumable
+    assert "Traceback" not in run.stderr
 
 
 def test_resume_without_a_state_file_is_an_error(project: Project) -> None:
@@ -166,3 +187,17 @@ def test_resumed_prompt_that_never_gets_an_answer_is_sent_again(project: Project
     assert "Programmer review cycle: 1" in prompts[0]
     assert "Programmer review cycle: 1" in prompts[1]  # the same prompt, sent again
     assert "Programmer review cycle: 2" in prompts[2]
+
+
+def test_resume_restarts_a_dead_agent_where_the_server_can(project: Project) -> None:
+    """The tester's CLI died while no run was watching: a plain `baton run` brings it back."""
+    project.cao.can_restart = True
+    assert _interrupt_while_programmer_works(project, signal.SIGINT) == 130
+    tester = project.state()["terminals"]["tester"]
+    project.cao.kill(tester)
+    run = project.run()
+    assert run.returncode == 0, run.stderr
+    assert project.cao.restarted == [tester]
+    assert project.state()["terminals"]["tester"] == tester
+    assert project.state()["restarts"] == {"tester": 1}
+    assert "restarted its CLI in the same terminal" in run.stderr

@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 
 from baton.errors import BadRequestError
 from baton.server.controls import OUTPUT_RANGE_MAX_LENGTH
+from baton.server.restart import restart_terminal
 from baton.server.routes.common import ServicesDep, TerminalId
 
 __all__ = ["router"]
@@ -126,6 +127,12 @@ def list_siblings(
     cross_session: bool = False,
 ) -> list[dict[str, Any]]:
     return services.controls.siblings(terminal_id, depth=depth, cross_session=cross_session)
+
+
+@router.post("/terminals/{terminal_id}/restart")
+def restart(services: ServicesDep, terminal_id: TerminalId) -> dict[str, Any]:
+    """Baton only: the agent CLI started again in the same terminal, resumed where it can."""
+    return restart_terminal(services.terminals, terminal_id)
 
 
 @router.post("/terminals/{terminal_id}/exit")

@@ -1,0 +1,57 @@
+"""`POST /terminals/{id}/restart`: a fresh agent CLI in the same terminal (id and window).
+
+The orchestrator calls it when an agent CLI has exited or been killed mid-run. Whatever
+is left of the old CLI is stopped, then the pane is respawned with the provider's
+`resume_launch` (the CLI's own conversation resumed) or, when the provider has none,
+its ordinary `launch`. The answer is the terminal as `GET /terminals/{id}` shows it, plus
+`resumed` (whether the conversation was resumed).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from baton.errors import BadRequestError, NotFoundError
+from baton.server.processes import kill_process_tree, kill_processes_with_env
+from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
+
+__all__ = ["restart_terminal"]
+
+
+def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, Any]:
+    """Stop what is left of the terminal's CLI, start it again in the same pane, settle it."""
+    record = service.record(terminal_id)
+    if not service.tmux.pane_state(record.pane_id).exists:
+        raise NotFoundError(f"terminal {terminal_id}: its tmux window is gone")
+    with service._lock_for(terminal_id):
+        provider, ctx = service._provider(record)
+        state = service.tmux.pane_state(record.pane_id)
+        if state.pid is not None and not state.dead:
+            kill_process_tree(state.pid)
+        kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
+        resumed_spec = provider.resume_launch(ctx)
+        spec = resumed_spec or provider.launch(ctx)
+        env = {
+            **service.environment,
+            **spec.env,
+            TERMINAL_ID_VARIABLE: record.id,
+            "CAO_TERMINAL_ID": record.id,
+        }
+        if not spec.command_found(env.get("PATH", os.defpath)):
+            raise BadRequestError(
+                f"provider {record.provider!r} needs {spec.argv[0]!r}, "
+                "which is not on the PATH of baton serve"
+            )
+        runtime_dir = Path(record.runtime_dir)
+        service.tmux.respawn_pane(
+            record.pane_id,
+            working_directory=Path(record.working_directory),
+            argv=spec.argv,
+            env=env,
+            pane_log=runtime_dir / "pane.log",
+            gate_file=runtime_dir / ".launch-gate",
+        )
+    service._settle(record)
+    return {**service.describe(record), "resumed": resumed_spec is not None}

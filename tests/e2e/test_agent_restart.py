@@ -1,0 +1,92 @@
+"""A real agent CLI killed mid-turn is restarted in its terminal, resuming its conversation.
+
+`baton run` → `baton serve` → Codex / Claude Code against the scripted model servers.
+While the programmer works on its second turn (so the CLI has a conversation to resume),
+its CLI process is found by `BATON_TERMINAL_ID` and killed with SIGKILL. The loop must
+still reach its FAIL-then-PASS result, with one restart of the programmer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.e2e.team import run_loop, team_server
+
+from baton.demo.sample import write_sample_project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
+
+
+def _pids_with_env(name: str, value: str) -> list[int]:
+    wanted = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if wanted in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+class _Killer(threading.Thread):
+    """Kills the programmer's CLI once, mid-way through its second turn."""
+
+    def __init__(self, state_file: Path, brain: Brain) -> None:
+        super().__init__(daemon=True)
+        self.state_file = state_file
+        self.brain = brain
+        self.killed: list[int] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.1):
+            try:
+                state = json.loads(self.state_file.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            awaiting = state.get("awaiting") or {}
+            if awaiting.get("role") != "programmer" or state.get("current_cycle") != 2:
+                continue
+            if not any(turn.role == "programmer" for turn in self.brain.open_turns()):
+                continue
+            time.sleep(0.5)  # well inside the turn (every reply waits slow_seconds)
+            for pid in _pids_with_env("BATON_TERMINAL_ID", awaiting["terminal_id"]):
+                os.kill(pid, signal.SIGKILL)
+                self.killed.append(pid)
+            return
+
+
+@pytest.mark.parametrize("provider", ["codex", "claude_code"])
+def test_cli_killed_mid_turn_is_restarted_and_the_loop_passes(
+    tmp_path: Path, provider: str
+) -> None:
+    brain = Brain(behaviours={"programmer": Misbehaviour.SLOW}, slow_seconds=2.0)
+    project = write_sample_project(tmp_path / "project")
+    state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
+    with team_server(tmp_path, brain, {provider}) as team:
+        killer = _Killer(state_file, brain)
+        killer.start()
+        try:
+            result = run_loop(team, project, provider=provider, CLEANUP_ON_EXIT="0")
+        finally:
+            killer.stop.set()
+            killer.join(timeout=5)
+    assert killer.killed, "the programmer's CLI was never killed"
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.tester_verdicts() == ["RESULT: FAIL", "RESULT: PASS"]
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    assert state["final_status"] == "PASS"
+    assert state["restarts"] == {"programmer": 1}
+    died = [line for line in result.stderr.splitlines() if " died (" in line]
+    assert len(died) == 1, result.stderr[-3000:]
+    assert "restarted its CLI in the same terminal, resuming its conversation" in died[0]

@@ -1,0 +1,106 @@
+"""An agent CLI killed mid-turn under `baton serve` is restarted in its terminal; PASS anyway.
+
+Real tmux, real `baton serve`, the scripted agent: the programmer's CLI process is found
+by the `BATON_TERMINAL_ID` in its environment and killed with SIGKILL while it works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.support.server import running_baton_server
+
+from baton.demo.sample import write_sample_project
+
+pytestmark = pytest.mark.tmux
+
+
+def _pids_with_env(name: str, value: str) -> list[int]:
+    wanted = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if wanted in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def _wait(condition, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition never held")
+        time.sleep(0.05)
+
+
+def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
+    with running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "2"}) as server:
+        project = write_sample_project(tmp_path / "project")
+        state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
+        env = {
+            **os.environ,
+            "API": server.base_url,
+            "PROVIDER": "scripted",
+            "WD": str(project.root),
+            "PROMPT": project.prompt(),
+            "POLL_SECONDS": "0.2",
+            "IDLE_GRACE_SECONDS": "5",
+            "CLEANUP_ON_EXIT": "1",
+        }
+        for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "AGENT_RESTARTS"):
+            env.pop(name, None)
+        stderr_path = tmp_path / "run.stderr"
+        with stderr_path.open("w") as stderr:
+            run = subprocess.Popen(
+                [sys.executable, "-m", "baton", "run"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+            )
+        try:
+
+            def awaiting_programmer() -> bool:
+                if not state_file.exists():
+                    return False
+                state = json.loads(state_file.read_text())
+                return (state.get("awaiting") or {}).get("role") == "programmer"
+
+            _wait(awaiting_programmer)
+            terminal = json.loads(state_file.read_text())["terminals"]["programmer"]
+            with httpx.Client(base_url=server.base_url) as client:
+                _wait(lambda: client.get(f"/terminals/{terminal}").json()["status"] == "processing")
+            pane_log = server.state_dir / "terminals" / terminal / "pane.log"
+            victims = _pids_with_env("BATON_TERMINAL_ID", terminal)
+            assert victims
+            for pid in victims:
+                os.kill(pid, signal.SIGKILL)
+            logged_before = pane_log.stat().st_size
+            assert run.wait(timeout=300) == 0, stderr_path.read_text()
+        finally:
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait(timeout=10)
+        log = stderr_path.read_text()
+        state = json.loads(state_file.read_text())
+        assert state["final_status"] == "PASS"
+        assert state["restarts"] == {"programmer": 1}
+        assert state["terminals"]["programmer"] == terminal  # restarted in the same terminal
+        died = [line for line in log.splitlines() if "died" in line]
+        assert len(died) == 1 and "restarted its CLI in the same terminal" in died[0], log
+        # The pane log (providers read native signals from it) still records the new CLI.
+        assert pane_log.stat().st_size > logged_before
