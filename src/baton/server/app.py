@@ -33,6 +33,7 @@ from starlette.concurrency import run_in_threadpool
 
 from baton import __version__
 from baton.errors import BadRequestError, ConfigError, ServerError
+from baton.server.events_routes import events_router
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.security import LocalOnlyMiddleware
@@ -180,6 +181,8 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
             parts.append(f"{where}: {item.get('msg', 'invalid')}")
         return JSONResponse(status_code=422, content={"detail": "; ".join(parts)})
 
+    app.include_router(events_router(service, TERMINAL_ID_PATTERN))
+
     @app.get("/health")
     def health() -> dict[str, str]:
         return {"status": "ok", "service": "baton", "version": __version__}
@@ -321,11 +324,18 @@ def serve_forever(options: ServerOptions) -> None:
     app = create_app(options, service)
     print(f"baton serve: listening on http://{options.host}:{options.port}", flush=True)
     try:
-        uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+        # Open event streams never end by themselves: give them a moment, then close.
+        uvicorn.run(
+            app,
+            host=options.host,
+            port=options.port,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+        )
     finally:
         if options.kill_tmux_on_exit:
             shutdown_everything(service)
-        service.registry.close()
+        service.close()
 
 
 @dataclass(frozen=True)
@@ -347,7 +357,12 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
     service = build_service(options)
     app = create_app(options, service)
     config = uvicorn.Config(
-        app, host=options.host, port=options.port, log_level="warning", lifespan="off"
+        app,
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="baton-server", daemon=True)
@@ -365,10 +380,11 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
             base_url=f"http://{host}:{port}", port=port, options=options, service=service
         )
     finally:
+        service.events.close()  # end open event streams, so the server can stop
         server.should_exit = True
         thread.join(timeout=10)
         try:
             if options.kill_tmux_on_exit:
                 shutdown_everything(service)
         finally:
-            service.registry.close()
+            service.close()
