@@ -241,8 +241,11 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
         return sessions.session_terminals(session_name)
 
     @app.get("/terminals/{terminal_id}")
-    def get_terminal(terminal_id: TerminalId) -> dict[str, Any]:
-        return service.get_terminal(terminal_id)
+    async def get_terminal(terminal_id: TerminalId) -> dict[str, Any]:
+        # From memory on the event loop (no thread hop); via tmux in a worker thread.
+        if service.answers_from_memory(terminal_id):
+            return service.get_terminal(terminal_id)
+        return await run_in_threadpool(service.get_terminal, terminal_id)
 
     @app.post("/terminals/{terminal_id}/input")
     async def send_input(

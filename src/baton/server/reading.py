@@ -77,6 +77,11 @@ class TerminalReader:
         provider, ctx = self.runtime.provider(record)
         return provider.status(self._captured(record), ctx)
 
+    def in_memory(self, terminal_id: str) -> bool:
+        """Whether the terminal's status can be answered without asking tmux."""
+        live = self.watcher.get(terminal_id)
+        return live is not None and (live.exited or (live.verified and live.status is not None))
+
     def exited(self, record: TerminalRecord) -> bool:
         """Whether the CLI has exited (or its pane is gone)."""
         live = self.watcher.get(record.id)

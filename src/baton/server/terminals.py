@@ -108,6 +108,10 @@ class TerminalService:
     def get_terminal(self, terminal_id: str) -> dict[str, Any]:
         return self.describe(self.record(terminal_id))
 
+    def answers_from_memory(self, terminal_id: str) -> bool:
+        """True when `get_terminal` needs no tmux process (it may run on the event loop)."""
+        return self.reader.in_memory(terminal_id)
+
     def describe(self, record: TerminalRecord) -> dict[str, Any]:
         return self.reader.describe(record)
 
