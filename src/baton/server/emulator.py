@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 
 import pyte
 from pyte.screens import Margins
-from wcwidth import wcwidth
 
 from baton.screen import normalize_screen
 
@@ -133,15 +132,14 @@ class PaneEmulator(pyte.Screen):
         return normalize_screen("\n".join(lines))
 
     def _render(self, row: Any) -> str:
-        cells: list[str] = []
-        wide = False
-        for x in range(self.columns):
-            if wide:
-                wide = False
-                continue
-            char = row[x].data
-            wide = bool(char) and wcwidth(char[0]) == 2
-            cells.append(char)
+        # Only the cells ever written are stored; a wide character's second cell holds
+        # "", so joining the cells gives the line as a terminal shows it.
+        if not row:
+            return ""
+        cells = [" "] * self.columns
+        for x, char in row.items():
+            if x < self.columns:
+                cells[x] = char.data
         return "".join(cells)
 
     # -- tmux's behaviour ----------------------------------------------------------------
