@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from baton.providers.base import Provider
 from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
-from baton.providers.base import Provider
 from baton.screen import normalize_screen
 from baton.server.emulator import PaneEmulator
 
