@@ -98,9 +98,28 @@ class TerminalService:
 
     # -- the API's verbs ------------------------------------------------------------------
 
-    def create_terminal(self, **request: Any) -> dict[str, Any]:
+    def create_terminal(
+        self,
+        *,
+        agent_profile: str,
+        provider: str | None = None,
+        working_directory: str | None = None,
+        session_name: str | None = None,
+        new_session: bool,
+        env_vars: Mapping[str, str] | None = None,
+        initial_message: str | None = None,
+    ) -> dict[str, Any]:
         """Start a CLI (see `TerminalCreator.create`); describe the terminal."""
-        return self.describe(self.creator.create(**request))
+        record = self.creator.create(
+            agent_profile=agent_profile,
+            provider=provider,
+            working_directory=working_directory,
+            session_name=session_name,
+            new_session=new_session,
+            env_vars=env_vars,
+            initial_message=initial_message,
+        )
+        return self.describe(record)
 
     def record(self, terminal_id: str) -> TerminalRecord:
         return self.reader.record(terminal_id)
