@@ -27,7 +27,7 @@ import uvicorn
 from fastapi import FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
@@ -240,12 +240,15 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     def list_session_terminals(session_name: str) -> list[dict[str, Any]]:
         return sessions.session_terminals(session_name)
 
-    @app.get("/terminals/{terminal_id}")
-    async def get_terminal(terminal_id: TerminalId) -> dict[str, Any]:
-        # From memory on the event loop (no thread hop); via tmux in a worker thread.
+    @app.get("/terminals/{terminal_id}", response_model=None)
+    async def get_terminal(terminal_id: TerminalId) -> Response:
+        # The call every client polls: from memory on the event loop (no thread hop, no
+        # response model to validate); through tmux in a worker thread when it must.
         if service.answers_from_memory(terminal_id):
-            return service.get_terminal(terminal_id)
-        return await run_in_threadpool(service.get_terminal, terminal_id)
+            described = service.get_terminal(terminal_id)
+        else:
+            described = await run_in_threadpool(service.get_terminal, terminal_id)
+        return Response(json.dumps(described).encode(), media_type="application/json")
 
     @app.post("/terminals/{terminal_id}/input")
     async def send_input(
