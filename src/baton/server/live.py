@@ -160,13 +160,16 @@ class ScreenWatcher:
         provider: Provider,
         ctx: TerminalContext,
         fresh: bool,
+        panes: dict[str, PaneInfo] | None = None,
     ) -> LiveTerminal:
         """Follow a terminal. `fresh`: created just now, its log read from the first byte.
 
         Otherwise (adopted after a restart) the model is seeded from tmux in the watcher
-        thread; until then readers fall back to `capture-pane`.
+        thread; until then readers fall back to `capture-pane`. `panes` is a
+        `list-panes` answer when the caller has one (adopting many terminals at once).
         """
-        panes = self.tmux.list_panes() or {}
+        if panes is None:
+            panes = self.tmux.list_panes() or {}
         pane = panes.get(pane_id)
         live = LiveTerminal(
             terminal_id=terminal_id,

@@ -193,7 +193,9 @@ class TerminalService:
 
     def _adopt_existing(self) -> None:
         """Follow the terminals a previous server left running (seeded from tmux)."""
-        for record in self.registry.terminals():
+        records = self.registry.terminals()
+        panes = (self.tmux.list_panes() or {}) if records else {}
+        for record in records:
             try:
                 provider, ctx = self.runtime.provider(record)
             except ImportError:
@@ -206,4 +208,5 @@ class TerminalService:
                 provider=provider,
                 ctx=ctx,
                 fresh=False,
+                panes=panes,
             )
