@@ -139,7 +139,8 @@ def start_cao(work: Path, executable: Path) -> Server:
     home = work / "cao-home"
     home.mkdir()
     # Panes start a login shell, whose profile resets PATH: put mock_cli back on it.
-    (home / ".bash_profile").write_text(f'export PATH="{MOCK_CLI_DIR}:$PATH"\n')
+    # No shell history either: exiting shells would write it after the bench cleaned up.
+    (home / ".bash_profile").write_text(f'export PATH="{MOCK_CLI_DIR}:$PATH"\nunset HISTFILE\n')
     tmux_dir = Path(tempfile.mkdtemp(prefix="cao-tmux-"))
     env = {
         **os.environ,
