@@ -76,6 +76,8 @@ class SignalWatch:
 
     def close(self) -> None:
         self._stop = True
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
         self._inotify.close()
 
 
