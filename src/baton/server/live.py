@@ -73,14 +73,31 @@ class LiveTerminal:
         self.verified = False
         self.exited = False
         self.pid: int | None = None
+        self.evaluated: tuple[int, int] = (-1, -1)  # `signature()` at the last evaluation
         self.lock = threading.RLock()
 
-    def has_news(self) -> bool:
-        """Whether the pane wrote something the emulator has not seen (one stat)."""
+    def signature(self) -> tuple[int, int]:
+        """Total size and latest change of the runtime directory's files.
+
+        The pane log and every native signal file (notify, hook records) live there, so
+        a different signature since the last evaluation means the status may have
+        changed — even before the watcher thread has heard of it.
+        """
+        total = latest = 0
         try:
-            return os.stat(self.log_path).st_size != self.offset
+            with os.scandir(self.ctx.runtime_dir) as entries:
+                for entry in entries:
+                    if entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        total += info.st_size
+                        latest = max(latest, info.st_mtime_ns)
         except OSError:
-            return False
+            pass
+        return total, latest
+
+    def stale(self) -> bool:
+        """Whether anything changed since the status was last evaluated."""
+        return self.signature() != self.evaluated
 
     def catch_up(self) -> bool:
         """Feed what the pane wrote since the last read (call with `lock` held)."""
@@ -239,6 +256,7 @@ class ScreenWatcher:
     def evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
         """Bring the model up to date and re-read the status; report a change."""
         with live.lock:
+            live.evaluated = live.signature()
             live.catch_up()
             if live.emulator.main_screen_lost:
                 live.verified = False  # reseeded at the next interval check

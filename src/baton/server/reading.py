@@ -119,7 +119,7 @@ class TerminalReader:
         live = self.watcher.get(record.id)
         if live is None:
             return None
-        if live.has_news():
+        if live.stale():
             self.watcher.evaluate(live)
         return live if live.verified or live.exited else None
 
