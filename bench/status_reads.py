@@ -379,7 +379,7 @@ def run(server: Server, args: argparse.Namespace, count: int) -> dict[str, str]:
         by_event, by_wait = baton_turn_ends(server, args.turns)
         results["turn end → SSE event"] = _percentiles(by_event)
         results["turn end → long poll"] = _percentiles(by_wait)
-    took = create_terminals(server, count - 1)
+    took = create_terminals(server, count - 1, parallel=args.parallel)
     live = len(server.terminals)
     results[f"create (+{live - 1} terminals)"] = f"{took:.1f} s"
     started = time.monotonic()
@@ -405,6 +405,7 @@ def main() -> None:
     parser.add_argument("--terminals", type=int, default=200)
     parser.add_argument("--cao-terminals", type=int, default=None)
     parser.add_argument("--interval", type=float, default=0.5)
+    parser.add_argument("--parallel", type=int, default=16, help="terminals created at once")
     parser.add_argument("--poll-seconds", type=float, default=20.0)
     parser.add_argument("--idle-reads", type=int, default=500)
     parser.add_argument("--turns", type=int, default=20)
