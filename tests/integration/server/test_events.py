@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import queue
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -17,6 +18,9 @@ from typing import Any
 import httpx
 import pytest
 from tests.support.server import ServerProcess, wait_for_status
+
+from baton.server import events_routes
+from baton.server.app import ServerOptions, run_server_in_thread
 
 pytestmark = pytest.mark.tmux
 
@@ -190,3 +194,23 @@ def test_long_poll_answers_404_and_bounds_its_timeout(baton_server: ServerProces
         too_long = client.get("/terminals/0123abcd/status/wait", params={"timeout": 301})
         assert too_long.status_code == 422
         assert "timeout" in too_long.json()["detail"]
+
+
+def test_a_quiet_stream_sends_keep_alive_comments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(events_routes, "KEEP_ALIVE_SECONDS", 0.2)
+    socket = Path(tempfile.mkdtemp(prefix="baton-tmux-")) / "tmux.sock"
+    options = ServerOptions(
+        port=0, state_dir=tmp_path / "state", tmux_socket=socket, kill_tmux_on_exit=True
+    )
+    with (
+        run_server_in_thread(options) as handle,
+        httpx.stream("GET", f"{handle.base_url}/events", timeout=10) as stream,
+    ):
+        lines = []
+        for line in stream.iter_lines():
+            lines.append(line)
+            if line == ": keep-alive" and len([x for x in lines if x]) >= 2:
+                break
+        assert [line for line in lines if line] == [": keep-alive", ": keep-alive"]
