@@ -29,12 +29,28 @@ HISTORY_LINES = 10_000
 _ALT_WITH_CURSOR = 1049 << 5
 _ALT_MODES = frozenset({47 << 5, 1047 << 5, _ALT_WITH_CURSOR})
 _DECCOLM = 3 << 5  # tmux clears the screen but never changes its width for it
+# Equal screen cells are shared between the rows of an emulator (see `_share_cells`).
+_SHARED_CELLS_LIMIT = 20_000
 
 
 class _Stream(pyte.ByteStream):
     """pyte's byte stream with the scroll commands tmux implements and pyte lacks."""
 
     csi: ClassVar[dict[str, str]] = {**pyte.ByteStream.csi, "S": "scroll_up", "T": "scroll_down"}
+
+
+class _Row(dict[int, Any]):
+    """One screen row: written cells by column; `default` for the others, as pyte's rows."""
+
+    __slots__ = ("default", "wraps")
+
+    def __init__(self, default: Any) -> None:
+        super().__init__()
+        self.default = default
+        self.wraps = False  # the text goes on in the next row (an automatic wrap)
+
+    def __missing__(self, key: int) -> Any:
+        return self.default
 
 
 class _ControlFilter:
@@ -101,7 +117,11 @@ class PaneEmulator(pyte.Screen):
         self.main_screen_lost = False  # left such an alternate screen: needs reseeding
         self._drawing = False
         self._wrapping = False
+        self._shared_cells: dict[Any, Any] = {}
         super().__init__(columns, lines)
+        # pyte's rows carry an instance dict and a typing object each, for the garbage
+        # collector to walk; `_Row` keeps the same behaviour in slots.
+        self.buffer.default_factory = lambda: _Row(self.default_char)
         self._stream = _Stream(self)
         self._filter = _ControlFilter()
 
@@ -110,6 +130,24 @@ class PaneEmulator(pyte.Screen):
     def feed(self, data: bytes) -> None:
         """Apply raw pane output (any chunking; split UTF-8 and escapes are fine)."""
         self._stream.feed(self._filter.clean(data))
+        self._share_cells()
+
+    def _share_cells(self) -> None:
+        """Replace the cells of changed rows by shared equal ones.
+
+        pyte makes a new `Char` (a named tuple, which the garbage collector tracks for
+        ever) per drawn cell; hundreds of screens of them made each full collection
+        pause the server for tens of milliseconds. Equal cells are shared instead.
+        """
+        shared = self._shared_cells
+        if len(shared) > _SHARED_CELLS_LIMIT:
+            shared.clear()
+        for y in self.dirty:
+            row = self.buffer.get(y)
+            if row:
+                for x, char in row.items():
+                    row[x] = shared.setdefault(char, char)
+        self.dirty.clear()
 
     # -- output ------------------------------------------------------------------------
 
