@@ -51,6 +51,8 @@ def _compare(handle: ServerHandle, live: LiveTerminal) -> tuple[bool, bool] | No
         live.catch_up()
         offset = live.offset
     captured = normalize_screen(handle.service.tmux.capture(live.pane_id))
+    # tmux draws before the bytes reach the pane log: judge only a pane that stayed quiet.
+    time.sleep(0.1)
     with live.lock:
         live.catch_up()
         if live.offset != offset:

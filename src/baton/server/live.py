@@ -74,6 +74,8 @@ class LiveTerminal:
         self.exited = False
         self.pid: int | None = None
         self.evaluated: tuple[int, int] = (-1, -1)  # `signature()` at the last evaluation
+        self.candidate: int | None = None  # log offset of a seed awaiting confirmation
+        self.audit: tuple[int, str] | None = None  # (log offset, capture) to compare later
         self.lock = threading.RLock()
 
     def signature(self) -> tuple[int, int]:
@@ -390,57 +392,81 @@ class ScreenWatcher:
         if (pane.width, pane.height) != (live.emulator.columns, live.emulator.lines):
             with live.lock:
                 live.verified = False
+                live.candidate = None
         if live.pid != pane.pid:
             self._unwatch_process(live.terminal_id)
             live.pid = pane.pid
             self._watch_process(live)
+        if live.audit is not None:
+            self._finish_audit(live)
         if not live.verified:
-            self.resync(live)
+            if live.candidate is not None and self._confirm(live):
+                self.evaluate(live)
+            else:
+                self.resync(live)
 
     # -- trust ----------------------------------------------------------------------------
+    #
+    # tmux draws a byte the moment the CLI writes it; the byte reaches the pane log a
+    # moment later (through the `cat` of pipe-pane). A capture can therefore be ahead of
+    # the log. So nothing is trusted or judged from one look: a seed, or an audit capture,
+    # is checked one interval later, and only if the log did not grow in between.
 
     def resync(self, live: LiveTerminal) -> bool:
-        """Seed the model from tmux's own rendering; True when it is trusted again."""
+        """Seed the model from tmux's rendering; it is trusted once `_confirm` agrees."""
         with live.lock:
-            for _ in range(3):
-                before = _log_size(live.log_path)
-                snapshot = self.tmux.snapshot(live.pane_id)
-                after = _log_size(live.log_path)
-                if snapshot is None:
-                    return False
-                if before != after:
-                    continue  # output arrived during the capture: try again
-                emulator = seeded_emulator(snapshot)
-                if emulator.visible() != normalize_screen(snapshot.plain):
-                    logger.info("terminal %s: screen cannot be seeded", live.terminal_id)
-                    return False
-                live.emulator = emulator
-                live.offset = after
-                live.verified = True
-                break
-            else:
+            before = _log_size(live.log_path)
+            snapshot = self.tmux.snapshot(live.pane_id)
+            after = _log_size(live.log_path)
+            live.candidate = None
+            if snapshot is None or before != after:
+                return False  # output arrived during the capture: next interval
+            emulator = seeded_emulator(snapshot)
+            if emulator.visible() != normalize_screen(snapshot.plain):
+                logger.info("terminal %s: screen cannot be seeded", live.terminal_id)
                 return False
-        self.evaluate(live)
-        return True
+            live.emulator = emulator
+            live.offset = after
+            live.candidate = after
+            return True
 
-    def audit(self, live: LiveTerminal) -> bool:
-        """Compare a trusted model with `capture-pane`; resynchronise on a difference."""
+    def _confirm(self, live: LiveTerminal) -> bool:
+        """Trust a seeded model when the pane stayed quiet and tmux still agrees."""
+        with live.lock:
+            offset = live.candidate
+            live.candidate = None
+            if offset is None or _log_size(live.log_path) != offset:
+                return False
+            captured = normalize_screen(self.tmux.capture(live.pane_id))
+            if _log_size(live.log_path) != offset or live.emulator.visible() != captured:
+                return False
+            live.verified = True
+            return True
+
+    def audit(self, live: LiveTerminal) -> None:
+        """Capture a trusted terminal now, to compare with its model one interval later."""
         with live.lock:
             live.catch_up()
             offset = live.offset
         captured = normalize_screen(self.tmux.capture(live.pane_id))
         with live.lock:
+            live.audit = (offset, captured)
+
+    def _finish_audit(self, live: LiveTerminal) -> None:
+        """Compare the model with the earlier capture if the pane stayed quiet since."""
+        with live.lock:
+            audit, live.audit = live.audit, None
+            if audit is None or not live.verified:
+                return
+            offset, captured = audit
             live.catch_up()
-            if live.offset != offset or not live.verified:
-                return True  # the pane moved on meanwhile: nothing to compare
-            if live.emulator.visible() == captured:
-                return True
+            if live.offset != offset or live.emulator.visible() == captured:
+                return  # it moved on (nothing to judge), or it agrees
             logger.warning(
                 "terminal %s: screen model differs from tmux; reseeding", live.terminal_id
             )
             live.verified = False
         self.resync(live)
-        return False
 
 
 def seeded_emulator(snapshot: PaneSnapshot) -> PaneEmulator:

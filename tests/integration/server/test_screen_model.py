@@ -117,6 +117,7 @@ def _create(handle: ServerHandle, directory: Path) -> str:
 
 def _agrees_with_tmux(handle: ServerHandle, live: LiveTerminal) -> bool:
     captured = normalize_screen(handle.service.tmux.capture(live.pane_id))
+    time.sleep(0.05)  # tmux draws before the bytes reach the pane log
     status = live.provider.status(captured, live.ctx)
     return (
         live.screen() == captured
