@@ -80,15 +80,22 @@ def test_codex_screens_and_statuses_from_memory_equal_capture_pane(
     assert live is not None and live.verified
     compared, differences = 0, []
 
-    def check() -> None:
+    def check() -> bool:
         nonlocal compared
         outcome = _compare(server, live)
         if outcome is not None:
             compared += 1
             if outcome != (True, True):
                 differences.append((outcome, live.emulator.visible()))
+        return outcome is not None
 
-    check()  # resting after startup
+    def check_at_rest() -> None:
+        """Compare once the pane is quiet (Codex may still redraw its footer)."""
+        deadline = time.monotonic() + 10
+        while not check() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    check_at_rest()  # after startup
     for name in ("analyst_summary.md", "programmer_summary.md"):
         prompt = response_prompt(project, name, "Round: 1\nDo it.")
         assert client.post(f"/terminals/{terminal}/input", json={"message": prompt}).is_success
@@ -106,8 +113,7 @@ def test_codex_screens_and_statuses_from_memory_equal_capture_pane(
                 break
             time.sleep(0.02)
         assert str(live.status) == "completed"
-        time.sleep(1.0)
-        check()  # the finished turn, once Codex stopped drawing
+        check_at_rest()  # the finished turn
     assert compared >= 3
     assert differences == []
     assert live.verified
