@@ -24,115 +24,23 @@ import selectors
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from inotify_simple import INotify
 from inotify_simple import flags as inotify_flags
 
 from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
-from baton.server.emulator import PaneEmulator
-from baton.server.tmux import PaneInfo, PaneSnapshot, TmuxServer
+from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
+from baton.server.tmux import PaneInfo, TmuxServer
 from baton.status import TerminalStatus
 
 __all__ = ["PANE_LOG", "LiveTerminal", "ScreenWatcher", "StatusListener"]
 
-PANE_LOG = "pane.log"
-_READ_CHUNK = 4 << 20
 _WATCH_MASK = (
     inotify_flags.MODIFY | inotify_flags.CLOSE_WRITE | inotify_flags.CREATE | inotify_flags.MOVED_TO
 )
 
 logger = logging.getLogger("baton.server.live")
-
-
-class LiveTerminal:
-    """One terminal's emulator, read position in its pane log, status and liveness."""
-
-    def __init__(
-        self,
-        *,
-        terminal_id: str,
-        session_name: str,
-        pane_id: str,
-        provider: Provider,
-        ctx: TerminalContext,
-        columns: int,
-        rows: int,
-    ) -> None:
-        self.terminal_id = terminal_id
-        self.session_name = session_name
-        self.pane_id = pane_id
-        self.provider = provider
-        self.ctx = ctx
-        self.log_path: Path = ctx.runtime_dir / PANE_LOG
-        self.emulator = PaneEmulator(columns, rows)
-        self.offset = 0
-        self.status: TerminalStatus | None = None
-        # True while the emulator is known to show what tmux shows.
-        self.verified = False
-        self.exited = False
-        self.pid: int | None = None
-        self.evaluated: tuple[int, int] = (-1, -1)  # `signature()` at the last evaluation
-        self.candidate: int | None = None  # log offset of a seed awaiting confirmation
-        self.audit: tuple[int, str] | None = None  # (log offset, capture) to compare later
-        self.lock = threading.RLock()
-
-    def signature(self) -> tuple[int, int]:
-        """Total size and latest change of the runtime directory's files.
-
-        The pane log and every native signal file (notify, hook records) live there, so
-        a different signature since the last evaluation means the status may have
-        changed — even before the watcher thread has heard of it.
-        """
-        total = latest = 0
-        try:
-            with os.scandir(self.ctx.runtime_dir) as entries:
-                for entry in entries:
-                    if entry.is_file(follow_symlinks=False):
-                        info = entry.stat(follow_symlinks=False)
-                        total += info.st_size
-                        latest = max(latest, info.st_mtime_ns)
-        except OSError:
-            pass
-        return total, latest
-
-    def stale(self) -> bool:
-        """Whether anything changed since the status was last evaluated."""
-        return self.signature() != self.evaluated
-
-    def catch_up(self) -> bool:
-        """Feed what the pane wrote since the last read (call with `lock` held)."""
-        try:
-            size = os.stat(self.log_path).st_size
-        except OSError:
-            return False
-        if size < self.offset:  # the log was replaced: the model no longer follows it
-            self.offset = size
-            self.verified = False
-            return True
-        if size == self.offset:
-            return False
-        with self.log_path.open("rb") as handle:
-            handle.seek(self.offset)
-            while self.offset < size:
-                data = handle.read(min(size - self.offset, _READ_CHUNK))
-                if not data:
-                    break
-                self.offset += len(data)
-                self.emulator.feed(data)
-        return True
-
-    def screen(self) -> str:
-        """The visible screen now, as `capture-pane -p` would print it."""
-        with self.lock:
-            self.catch_up()
-            return self.emulator.visible()
-
-    def history(self) -> str:
-        with self.lock:
-            self.catch_up()
-            return self.emulator.history()
 
 
 StatusListener = Callable[[LiveTerminal, TerminalStatus | None, TerminalStatus], None]
@@ -415,9 +323,9 @@ class ScreenWatcher:
     def resync(self, live: LiveTerminal) -> bool:
         """Seed the model from tmux's rendering; it is trusted once `_confirm` agrees."""
         with live.lock:
-            before = _log_size(live.log_path)
+            before = log_size(live.log_path)
             snapshot = self.tmux.snapshot(live.pane_id)
-            after = _log_size(live.log_path)
+            after = log_size(live.log_path)
             live.candidate = None
             if snapshot is None or before != after:
                 return False  # output arrived during the capture: next interval
@@ -435,10 +343,10 @@ class ScreenWatcher:
         with live.lock:
             offset = live.candidate
             live.candidate = None
-            if offset is None or _log_size(live.log_path) != offset:
+            if offset is None or log_size(live.log_path) != offset:
                 return False
             captured = normalize_screen(self.tmux.capture(live.pane_id))
-            if _log_size(live.log_path) != offset or live.emulator.visible() != captured:
+            if log_size(live.log_path) != offset or live.emulator.visible() != captured:
                 return False
             live.verified = True
             return True
@@ -467,28 +375,3 @@ class ScreenWatcher:
             )
             live.verified = False
         self.resync(live)
-
-
-def seeded_emulator(snapshot: PaneSnapshot) -> PaneEmulator:
-    """An emulator showing what tmux shows now (scrollback not included)."""
-    emulator = PaneEmulator(snapshot.width, snapshot.height)
-    if snapshot.alternate:
-        emulator.enter_alternate_unknown_main()
-    parts = [b"\x1b[0m"]
-    for row, text in enumerate(snapshot.styled):
-        parts.append(f"\x1b[{row + 1};1H".encode())
-        parts.append(text.encode("utf-8"))
-    parts.append(b"\x1b[0m")
-    if (snapshot.scroll_top, snapshot.scroll_bottom) != (0, snapshot.height - 1):
-        parts.append(f"\x1b[{snapshot.scroll_top + 1};{snapshot.scroll_bottom + 1}r".encode())
-    parts.append(f"\x1b[{snapshot.cursor_y + 1};{snapshot.cursor_x + 1}H".encode())
-    emulator.feed(b"".join(parts))
-    emulator.forget_history()
-    return emulator
-
-
-def _log_size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return -1
