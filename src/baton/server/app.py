@@ -34,9 +34,11 @@ from baton.server.delivery import (
     body_limit_for,
     message_limit_from,
 )
+from baton.server.events_routes import events_router
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
+from baton.server.routes.common import TERMINAL_ID_PATTERN
 from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
 from baton.server.sessions import SessionService
 from baton.server.terminals import ServiceTimings, TerminalService
@@ -173,6 +175,7 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
 
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(events_router(service, TERMINAL_ID_PATTERN))  # the live status events
     services.inbox.start()
     return app
 
@@ -212,12 +215,19 @@ def serve_forever(options: ServerOptions) -> None:
     app = create_app(options, service)
     print(f"baton serve: listening on http://{options.host}:{options.port}", flush=True)
     try:
-        uvicorn.run(app, host=options.host, port=options.port, log_level="warning")
+        # Open event streams never end by themselves: give them a moment, then close.
+        uvicorn.run(
+            app,
+            host=options.host,
+            port=options.port,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+        )
     finally:
         close_app(app)
         if options.kill_tmux_on_exit:
             shutdown_everything(service)
-        service.registry.close()
+        service.close()
 
 
 @dataclass(frozen=True)
@@ -239,7 +249,12 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
     service = build_service(options)
     app = create_app(options, service)
     config = uvicorn.Config(
-        app, host=options.host, port=options.port, log_level="warning", lifespan="off"
+        app,
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="baton-server", daemon=True)
@@ -257,6 +272,7 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
             base_url=f"http://{host}:{port}", port=port, options=options, service=service
         )
     finally:
+        service.events.close()  # end open event streams, so the server can stop
         server.should_exit = True
         thread.join(timeout=10)
         close_app(app)
@@ -264,4 +280,4 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
             if options.kill_tmux_on_exit:
                 shutdown_everything(service)
         finally:
-            service.registry.close()
+            service.close()

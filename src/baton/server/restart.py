@@ -25,8 +25,10 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
     record = service.record(terminal_id)
     if not service.tmux.pane_state(record.pane_id).exists:
         raise NotFoundError(f"terminal {terminal_id}: its tmux window is gone")
-    with service._lock_for(terminal_id):
-        provider, ctx = service._provider(record)
+    with service.runtime.lock_for(terminal_id):
+        provider, ctx = service.runtime.provider(record)
+        # The old CLI's screen model ends here; the new CLI's is seeded from tmux below.
+        service.watcher.forget(record.id)
         state = service.tmux.pane_state(record.pane_id)
         if state.pid is not None and not state.dead:
             kill_process_tree(state.pid)
@@ -53,5 +55,13 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
             pane_log=runtime_dir / "pane.log",
             gate_file=runtime_dir / ".launch-gate",
         )
-    service._settle(record)
+        service.watcher.track(
+            terminal_id=record.id,
+            session_name=record.session_name,
+            pane_id=record.pane_id,
+            provider=provider,
+            ctx=ctx,
+            fresh=False,
+        )
+    service.creator.settle(record)
     return {**service.describe(record), "resumed": resumed_spec is not None}

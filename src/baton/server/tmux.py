@@ -28,6 +28,8 @@ from baton.server import pane_launcher
 __all__ = [
     "DEFAULT_COLUMNS",
     "DEFAULT_ROWS",
+    "PaneInfo",
+    "PaneSnapshot",
     "PaneState",
     "TmuxServer",
     "WindowRef",
@@ -74,6 +76,42 @@ class PaneState:
     dead: bool
     pid: int | None
     exit_status: int | None
+
+
+@dataclass(frozen=True)
+class PaneInfo:
+    """One line of `list-panes -a`: liveness and size of a pane."""
+
+    pane_id: str
+    dead: bool
+    pid: int | None
+    exit_status: int | None
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class PaneSnapshot:
+    """What an emulator needs to start from a pane as it is now (see `snapshot`)."""
+
+    styled: list[str]  # the visible rows with their SGR attributes (`capture-pane -e`)
+    plain: str  # the visible screen as `capture-pane -p` prints it
+    width: int
+    height: int
+    cursor_x: int
+    cursor_y: int
+    alternate: bool
+    scroll_top: int
+    scroll_bottom: int
+
+
+_PANE_FORMAT = (
+    "#{pane_id} #{pane_dead} #{pane_pid} #{pane_dead_status} #{pane_width} #{pane_height}"
+)
+_SNAPSHOT_FORMAT = (
+    "#{pane_width} #{pane_height} #{cursor_x} #{cursor_y} #{alternate_on} "
+    "#{scroll_region_upper} #{scroll_region_lower}"
+)
 
 
 class TmuxServer:
@@ -272,6 +310,72 @@ class TmuxServer:
             return None
         pairs = (os.fsdecode(item).partition("=") for item in raw.split(b"\0") if item)
         return {key: value for key, _, value in pairs if key}
+
+    def list_panes(self) -> dict[str, PaneInfo] | None:
+        """Every pane of the server in one call; None when tmux could not be asked.
+
+        A server that is not running has no panes (an empty answer, not None).
+        """
+        self._ensure_config()
+        try:
+            completed = subprocess.run(
+                self._command(["list-panes", "-a", "-F", _PANE_FORMAT]),
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if completed.returncode != 0:
+            message = completed.stderr.decode("utf-8", "replace")
+            gone = "no server running" in message or "error connecting" in message
+            return {} if gone else None
+        panes: dict[str, PaneInfo] = {}
+        for line in completed.stdout.decode("utf-8", "replace").splitlines():
+            parts = line.split(" ")
+            if len(parts) != 6 or not parts[4].isdigit() or not parts[5].isdigit():
+                continue
+            pane_id, dead, pid, status, width, height = parts
+            panes[pane_id] = PaneInfo(
+                pane_id=pane_id,
+                dead=dead == "1",
+                pid=int(pid) if pid.isdigit() else None,
+                exit_status=int(status) if status.lstrip("-").isdigit() else None,
+                width=int(width),
+                height=int(height),
+            )
+        return panes
+
+    def snapshot(self, pane_id: str) -> PaneSnapshot | None:
+        """The visible screen (styled and plain), cursor and modes, in one tmux call."""
+        output = self.run(
+            "capture-pane", "-p", "-e", "-t", pane_id, ";",
+            "capture-pane", "-p", "-t", pane_id, ";",
+            "display-message", "-p", "-t", pane_id, _SNAPSHOT_FORMAT,
+            check=False,
+        )  # fmt: skip
+        lines = output.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not lines:
+            return None
+        fields = lines[-1].split(" ")
+        if len(fields) != 7 or not all(field.isdigit() for field in fields):
+            return None
+        width, height, x, y, alternate, top, bottom = (int(field) for field in fields)
+        if len(lines) != 2 * height + 1:
+            return None
+        return PaneSnapshot(
+            styled=lines[:height],
+            plain="\n".join(lines[height : 2 * height]),
+            width=width,
+            height=height,
+            cursor_x=x,
+            cursor_y=y,
+            alternate=alternate == 1,
+            scroll_top=top,
+            scroll_bottom=bottom,
+        )
 
     def kill_window(self, window_id: str) -> None:
         self.run("kill-window", "-t", window_id, check=False)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
@@ -40,9 +41,16 @@ _UNKNOWN_USAGE: dict[str, Any] = {
 }
 
 
-@router.get("/terminals/{terminal_id}")
-def get_terminal(services: ServicesDep, terminal_id: TerminalId) -> dict[str, Any]:
-    return services.terminals.get_terminal(terminal_id)
+@router.get("/terminals/{terminal_id}", response_model=None)
+async def get_terminal(services: ServicesDep, terminal_id: TerminalId) -> Response:
+    # The call every client polls: from memory on the event loop (no thread hop, no
+    # response model to validate); through tmux in a worker thread when it must.
+    terminals = services.terminals
+    if terminals.answers_from_memory(terminal_id):
+        described = terminals.get_terminal(terminal_id)
+    else:
+        described = await run_in_threadpool(terminals.get_terminal, terminal_id)
+    return Response(json.dumps(described).encode(), media_type="application/json")
 
 
 @router.post("/terminals/{terminal_id}/input")

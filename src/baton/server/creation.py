@@ -1,0 +1,265 @@
+"""Creating terminals: a session claimed, the CLI started in tmux, first-run dialogs passed.
+
+One API session is one tmux session; one terminal is one window running one agent CLI.
+A terminal is followed by the screen watcher from its first byte, and `create` returns
+only once the CLI rests (or its startup time ran out), its first message typed if asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baton.errors import BadRequestError, NotFoundError, ServerError
+from baton.private import private_dir, write_private
+from baton.providers import TerminalContext, get_provider
+from baton.server.delivery import MessageDelivery
+from baton.server.live import ScreenWatcher
+from baton.server.profiles import ProfileStore
+from baton.server.reading import INITIAL_DELIVERY, TerminalReader
+from baton.server.registry import Registry, TerminalRecord
+from baton.server.runtime import TerminalRuntime
+from baton.server.tmux import TmuxServer
+
+__all__ = [
+    "DEFAULT_PROVIDER",
+    "SESSION_PREFIX",
+    "TERMINAL_ID_VARIABLE",
+    "ServiceTimings",
+    "TerminalCreator",
+]
+
+# CAO falls back to its own Kiro/Q CLI, which Baton does not drive; Codex is ours.
+DEFAULT_PROVIDER = "codex"
+SESSION_PREFIX = "baton-"
+_SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_POLL_SECONDS = 0.05
+# Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
+# found after the terminal is deleted even when they left its process session.
+TERMINAL_ID_VARIABLE = "BATON_TERMINAL_ID"
+
+
+@dataclass(frozen=True)
+class ServiceTimings:
+    """How long the service waits for a CLI; bounded so no request hangs forever."""
+
+    startup_timeout: float = 30.0  # first-run dialogs until a resting status
+    accept_timeout: float = 10.0  # the screen must change after input is submitted
+
+
+class TerminalCreator:
+    """Starts CLIs in new windows and sessions and waits until they rest."""
+
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        tmux: TmuxServer,
+        profiles: ProfileStore,
+        runtime: TerminalRuntime,
+        reader: TerminalReader,
+        watcher: ScreenWatcher,
+        state_dir: Path,
+        environment: Mapping[str, str],
+        timings: ServiceTimings,
+        send_input: Callable[[str, str], None],
+        on_launch: Callable[[TerminalRecord], None],
+        delivery: MessageDelivery,
+    ) -> None:
+        self.registry = registry
+        self.tmux = tmux
+        self.profiles = profiles
+        self.runtime = runtime
+        self.reader = reader
+        self.watcher = watcher
+        self.state_dir = state_dir
+        self.environment = environment
+        self.timings = timings
+        self._send_input = send_input
+        self._on_launch = on_launch
+        self.delivery = delivery
+        self._guard = threading.Lock()
+
+    def create(
+        self,
+        *,
+        agent_profile: str,
+        provider: str | None = None,
+        working_directory: str | None = None,
+        session_name: str | None = None,
+        new_session: bool,
+        env_vars: Mapping[str, str] | None = None,
+        initial_message: str | None = None,
+        caller_id: str | None = None,
+        group: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        allowed_tools: Sequence[str] | None = None,
+    ) -> TerminalRecord:
+        """Start a CLI in a new window (and session) and wait until it rests.
+
+        `env_vars` join the pane's environment; `initial_message` is typed in once the
+        CLI rests, and the outcome is kept as the terminal's `initial_delivery`.
+        `caller_id` (the creating terminal), `group`, `metadata` and `allowed_tools` are
+        recorded as given.
+        """
+        if initial_message is not None:
+            self.delivery.prepare(initial_message)  # blank or oversized: refused before creating
+        profile = self.profiles.load(agent_profile)
+        provider_name = provider or profile.provider or DEFAULT_PROVIDER
+        try:
+            provider_impl = get_provider(provider_name)
+        except ImportError as error:
+            raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
+        with self._guard:
+            session = self._claim_session(session_name, new_session=new_session)
+            if working_directory is None and not new_session:
+                # A terminal added to a session starts where the session's first one did.
+                siblings = self.registry.terminals(session)
+                working_directory = siblings[0].working_directory if siblings else None
+            directory = _working_directory(working_directory)
+            terminal_id = self._new_terminal_id()
+            runtime_dir = self.state_dir / "terminals" / terminal_id
+            private_dir(runtime_dir.parent)
+            private_dir(runtime_dir)
+            ctx = TerminalContext(
+                terminal_id=terminal_id,
+                working_directory=directory,
+                profile=profile,
+                runtime_dir=runtime_dir,
+                env={**self.environment, **(env_vars or {})},
+            )
+            spec = provider_impl.launch(ctx)
+            env = {
+                **self.environment,
+                **spec.env,
+                **(env_vars or {}),
+                TERMINAL_ID_VARIABLE: terminal_id,
+                "CAO_TERMINAL_ID": terminal_id,
+            }
+            if not spec.command_found(env.get("PATH", os.defpath)):
+                # A CLI that is not installed is the caller's mistake, not a dead terminal.
+                shutil.rmtree(runtime_dir, ignore_errors=True)
+                raise BadRequestError(
+                    f"provider {provider_name!r} needs {spec.argv[0]!r}, "
+                    "which is not on the PATH of baton serve"
+                )
+            window = self.tmux.create_window(
+                session=session,
+                window_name=f"{profile.name}-{terminal_id[:4]}",
+                new_session=new_session,
+                working_directory=directory,
+                argv=spec.argv,
+                env=env,
+                pane_log=runtime_dir / "pane.log",
+                gate_file=runtime_dir / ".launch-gate",
+            )
+            record = TerminalRecord(
+                id=terminal_id,
+                name=f"{profile.name}-{terminal_id[:4]}",
+                session_name=session,
+                provider=provider_name,
+                agent_profile=profile.name,
+                working_directory=str(directory),
+                window_id=window.window_id,
+                pane_id=window.pane_id,
+                runtime_dir=str(runtime_dir),
+                created_at=time.time(),
+                caller_id=caller_id,
+                last_active=time.time(),
+                group=tuple(group) if group else None,
+                metadata=dict(metadata) if metadata is not None else None,
+                allowed_tools=tuple(allowed_tools) if allowed_tools else None,
+            )
+            if new_session:
+                self.registry.add_session(session)
+            self.registry.add_terminal(record)
+            self.runtime.remember(terminal_id, provider_impl, ctx)
+            self.watcher.track(
+                terminal_id=terminal_id,
+                session_name=session,
+                pane_id=window.pane_id,
+                provider=provider_impl,
+                ctx=ctx,
+                fresh=True,
+            )
+        self._on_launch(record)
+        self.settle(record)
+        if initial_message is not None:
+            self._deliver_initial(record, initial_message)
+        return record
+
+    def _deliver_initial(self, record: TerminalRecord, message: str) -> None:
+        outcome: dict[str, str] = {"state": "delivered"}
+        try:
+            self._send_input(record.id, message)
+        except ServerError as error:
+            outcome = {"state": "failed", "kind": type(error).__name__, "message": str(error)}
+        write_private(Path(record.runtime_dir) / INITIAL_DELIVERY, json.dumps(outcome))
+
+    def _claim_session(self, session_name: str | None, *, new_session: bool) -> str:
+        if not new_session:
+            if session_name is None or self.registry.get_session(session_name) is None:
+                raise NotFoundError(f"session {session_name!r} not found")
+            if not self.tmux.has_session(session_name):
+                raise NotFoundError(f"session {session_name!r} no longer exists in tmux")
+            return session_name
+        if session_name is None:
+            session_name = SESSION_PREFIX + secrets.token_hex(4)
+            while self.registry.get_session(session_name) is not None:
+                session_name = SESSION_PREFIX + secrets.token_hex(4)
+        if not _SESSION_NAME.match(session_name):
+            raise BadRequestError(
+                f"invalid session_name {session_name!r} (letters, digits, '_' and '-' only)"
+            )
+        if self.registry.get_session(session_name) is not None or self.tmux.has_session(
+            session_name
+        ):
+            raise BadRequestError(f"session {session_name!r} already exists")
+        return session_name
+
+    def _new_terminal_id(self) -> str:
+        while True:
+            terminal_id = secrets.token_hex(4)
+            if not self.registry.has_terminal(terminal_id):
+                return terminal_id
+
+    def settle(self, record: TerminalRecord) -> None:
+        """Answer first-run dialogs until the provider reports a resting status (bounded)."""
+        provider, ctx = self.runtime.provider(record)
+        deadline = time.monotonic() + self.timings.startup_timeout
+        while time.monotonic() < deadline:
+            if self.reader.exited(record):
+                return
+            screen = self.reader.screen(record)
+            keys = provider.startup_keys(screen)
+            if keys:
+                self.tmux.send_keys(record.pane_id, keys)
+                # Ask again only once the dialog has reacted, so one dialog is never
+                # answered twice (and the answer never lands in the next one).
+                answered = time.monotonic() + 3.0
+                while time.monotonic() < min(answered, deadline):
+                    time.sleep(_POLL_SECONDS * 2)
+                    if self.reader.screen(record) != screen:
+                        break
+                continue
+            if provider.status(screen, ctx).is_at_rest:
+                return
+            time.sleep(_POLL_SECONDS * 2)
+
+
+def _working_directory(requested: str | None) -> Path:
+    directory = Path(requested).expanduser() if requested else Path.cwd()
+    if not directory.is_absolute():
+        raise BadRequestError(f"working_directory must be absolute: {requested!r}")
+    if not directory.is_dir():
+        raise BadRequestError(f"working_directory is not a directory: {requested!r}")
+    return directory.resolve()

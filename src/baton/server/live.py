@@ -1,0 +1,377 @@
+"""Every terminal's screen and status in memory, current as the pane writes.
+
+Each pane's raw output already goes to `<runtime dir>/pane.log` (tmux `pipe-pane`, set up
+before the CLI starts). One watcher thread per server follows all of them:
+
+- inotify on each terminal's runtime directory wakes it when the pane log grows and when
+  a native signal file changes (Codex notify records, Claude hook records);
+- new bytes are fed to the terminal's `PaneEmulator`, and the provider's status is
+  evaluated from the rendered screen and its signals; a change is reported at once;
+- a pidfd per pane says the CLI exited the moment it does; one `list-panes -a` per
+  interval (for all terminals) catches removed panes and resized windows;
+- the model is trusted only when it is known to equal tmux: a terminal started by this
+  server is followed from its first byte; one adopted after a restart (or resized) is
+  seeded from `capture-pane -e` and trusted once its rendering equals `capture-pane -p`.
+  Each interval one trusted terminal is compared with tmux again (round robin).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import selectors
+import threading
+import time
+from collections.abc import Callable
+
+from inotify_simple import INotify
+from inotify_simple import flags as inotify_flags
+
+from baton.providers import Provider, TerminalContext
+from baton.screen import normalize_screen
+from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
+from baton.server.tmux import PaneInfo, TmuxServer
+from baton.status import TerminalStatus
+
+__all__ = ["PANE_LOG", "LiveTerminal", "ScreenWatcher", "StatusListener"]
+
+_WATCH_MASK = (
+    inotify_flags.MODIFY | inotify_flags.CLOSE_WRITE | inotify_flags.CREATE | inotify_flags.MOVED_TO
+)
+
+logger = logging.getLogger("baton.server.live")
+
+
+StatusListener = Callable[[LiveTerminal, TerminalStatus | None, TerminalStatus], None]
+
+
+class ScreenWatcher:
+    """The thread that keeps every tracked terminal's model and status current."""
+
+    def __init__(
+        self,
+        tmux: TmuxServer,
+        on_change: StatusListener,
+        *,
+        interval: float = 1.0,
+    ) -> None:
+        self.tmux = tmux
+        self.interval = interval
+        self._on_change = on_change
+        self._terminals: dict[str, LiveTerminal] = {}
+        self._by_watch: dict[int, LiveTerminal] = {}
+        self._watches: dict[str, int] = {}
+        self._pidfds: dict[str, int] = {}
+        self._guard = threading.Lock()
+        self._pending: list[Callable[[], None]] = []
+        self._inotify = INotify()
+        self._selector = selectors.DefaultSelector()
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_read, False)
+        self._selector.register(self._inotify.fileno(), selectors.EVENT_READ, "inotify")
+        self._selector.register(self._wake_read, selectors.EVENT_READ, "wake")
+        self._stopping = False
+        self._audit_index = 0
+        self._thread = threading.Thread(target=self._run, name="baton-screens", daemon=True)
+        self._thread.start()
+
+    # -- tracking ---------------------------------------------------------------------
+
+    def track(
+        self,
+        *,
+        terminal_id: str,
+        session_name: str,
+        pane_id: str,
+        provider: Provider,
+        ctx: TerminalContext,
+        fresh: bool,
+        panes: dict[str, PaneInfo] | None = None,
+    ) -> LiveTerminal:
+        """Follow a terminal. `fresh`: created just now, its log read from the first byte.
+
+        Otherwise (adopted after a restart) the model is seeded from tmux in the watcher
+        thread; until then readers fall back to `capture-pane`. `panes` is a
+        `list-panes` answer when the caller has one (adopting many terminals at once).
+        """
+        if panes is None:
+            panes = self.tmux.list_panes() or {}
+        pane = panes.get(pane_id)
+        live = LiveTerminal(
+            terminal_id=terminal_id,
+            session_name=session_name,
+            pane_id=pane_id,
+            provider=provider,
+            ctx=ctx,
+            columns=pane.width if pane else 200,
+            rows=pane.height if pane else 50,
+        )
+        live.verified = fresh and pane is not None
+        if pane is None or pane.dead:
+            live.exited = True
+        else:
+            live.pid = pane.pid
+        try:
+            watch = self._inotify.add_watch(ctx.runtime_dir, _WATCH_MASK)
+        except OSError:
+            watch = -1
+        with self._guard:
+            self._terminals[terminal_id] = live
+            if watch >= 0:
+                self._by_watch[watch] = live
+                self._watches[terminal_id] = watch
+        self._later(lambda: self._watch_process(live))
+        if live.verified or live.exited:
+            self.evaluate(live)
+        return live
+
+    def forget(self, terminal_id: str) -> None:
+        """Stop following a terminal (it is being deleted)."""
+        with self._guard:
+            live = self._terminals.pop(terminal_id, None)
+            watch = self._watches.pop(terminal_id, None)
+            if watch is not None:
+                self._by_watch.pop(watch, None)
+        if watch is not None:
+            with contextlib.suppress(OSError):
+                self._inotify.rm_watch(watch)
+        if live is not None:
+            self._later(lambda: self._unwatch_process(terminal_id))
+
+    def get(self, terminal_id: str) -> LiveTerminal | None:
+        with self._guard:
+            return self._terminals.get(terminal_id)
+
+    def terminals(self) -> list[LiveTerminal]:
+        with self._guard:
+            return list(self._terminals.values())
+
+    def close(self) -> None:
+        self._stopping = True
+        self._wake()
+        self._thread.join(timeout=5)
+        for fd in list(self._pidfds.values()):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._pidfds.clear()
+        self._selector.close()
+        self._inotify.close()
+        for fd in (self._wake_read, self._wake_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    # -- status --------------------------------------------------------------------------
+
+    def evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
+        """Bring the model up to date and re-read the status; report a change."""
+        with live.lock:
+            live.evaluated = live.signature()
+            live.catch_up()
+            if live.emulator.main_screen_lost:
+                live.verified = False  # reseeded at the next interval check
+            if live.exited:
+                new = TerminalStatus.ERROR
+            elif not live.verified:
+                return live.status
+            else:
+                try:
+                    new = live.provider.status(live.emulator.visible(), live.ctx)
+                except Exception:  # a provider bug must not stop the watcher
+                    logger.exception("status of terminal %s failed", live.terminal_id)
+                    return live.status
+            previous = live.status
+            if new != previous:
+                live.status = new
+                self._on_change(live, previous, new)
+            return new
+
+    def mark_exited(self, live: LiveTerminal) -> None:
+        with live.lock:
+            live.exited = True
+        self.evaluate(live)
+
+    # -- the thread -----------------------------------------------------------------------
+
+    def _later(self, action: Callable[[], None]) -> None:
+        with self._guard:
+            self._pending.append(action)
+        self._wake()
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"x")
+
+    def _run(self) -> None:
+        next_check = time.monotonic()
+        while not self._stopping:
+            timeout = max(0.0, next_check - time.monotonic())
+            try:
+                ready = self._selector.select(timeout)
+            except (OSError, ValueError):
+                return
+            for key, _ in ready:
+                if self._stopping:
+                    return
+                try:
+                    self._dispatch(key.data)
+                except Exception:
+                    logger.exception("screen watcher: handling %s failed", key.data)
+            if time.monotonic() >= next_check:
+                try:
+                    self._check_panes()
+                except Exception:
+                    logger.exception("screen watcher: checking panes failed")
+                next_check = time.monotonic() + self.interval
+
+    def _dispatch(self, what: object) -> None:
+        if what == "inotify":
+            self._on_files_changed()
+        elif what == "wake":
+            with contextlib.suppress(OSError):
+                os.read(self._wake_read, 4096)
+            with self._guard:
+                pending, self._pending = self._pending, []
+            for action in pending:
+                action()
+        elif isinstance(what, tuple):  # a pidfd became readable: that CLI has exited
+            terminal_id = what[1]
+            live = self.get(terminal_id)
+            self._unwatch_process(terminal_id)
+            if live is not None:
+                self.mark_exited(live)
+
+    def _on_files_changed(self) -> None:
+        changed: dict[str, LiveTerminal] = {}
+        for event in self._inotify.read(timeout=0):
+            if event.mask & inotify_flags.Q_OVERFLOW:
+                changed.update((live.terminal_id, live) for live in self.terminals())
+                continue
+            with self._guard:
+                live = self._by_watch.get(event.wd)
+            if live is not None:
+                changed[live.terminal_id] = live
+        for live in changed.values():
+            self.evaluate(live)
+
+    def _watch_process(self, live: LiveTerminal) -> None:
+        if live.exited or live.pid is None or live.terminal_id in self._pidfds:
+            return
+        try:
+            fd = os.pidfd_open(live.pid)
+        except ProcessLookupError:
+            self.mark_exited(live)
+            return
+        except (OSError, AttributeError):
+            return  # no pidfds here: the interval check notices the exit
+        self._pidfds[live.terminal_id] = fd
+        self._selector.register(fd, selectors.EVENT_READ, ("exit", live.terminal_id))
+
+    def _unwatch_process(self, terminal_id: str) -> None:
+        fd = self._pidfds.pop(terminal_id, None)
+        if fd is None:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    def _check_panes(self) -> None:
+        """One `list-panes -a` for all terminals: exits, removed panes, resizes, trust."""
+        tracked = self.terminals()
+        if not tracked:
+            return
+        panes = self.tmux.list_panes()
+        if panes is None:
+            return
+        for live in tracked:
+            self._check_pane(live, panes.get(live.pane_id))
+        trusted = [live for live in tracked if live.verified and not live.exited]
+        if trusted:
+            self._audit_index = (self._audit_index + 1) % len(trusted)
+            self.audit(trusted[self._audit_index])
+
+    def _check_pane(self, live: LiveTerminal, pane: PaneInfo | None) -> None:
+        if live.exited:
+            return
+        if pane is None or pane.dead:
+            self.mark_exited(live)
+            return
+        if (pane.width, pane.height) != (live.emulator.columns, live.emulator.lines):
+            with live.lock:
+                live.verified = False
+                live.candidate = None
+        if live.pid != pane.pid:
+            self._unwatch_process(live.terminal_id)
+            live.pid = pane.pid
+            self._watch_process(live)
+        if live.audit is not None:
+            self._finish_audit(live)
+        if not live.verified:
+            if live.candidate is not None and self._confirm(live):
+                self.evaluate(live)
+            else:
+                self.resync(live)
+
+    # -- trust ----------------------------------------------------------------------------
+    #
+    # tmux draws a byte the moment the CLI writes it; the byte reaches the pane log a
+    # moment later (through the `cat` of pipe-pane). A capture can therefore be ahead of
+    # the log. So nothing is trusted or judged from one look: a seed, or an audit capture,
+    # is checked one interval later, and only if the log did not grow in between.
+
+    def resync(self, live: LiveTerminal) -> bool:
+        """Seed the model from tmux's rendering; it is trusted once `_confirm` agrees."""
+        with live.lock:
+            before = log_size(live.log_path)
+            snapshot = self.tmux.snapshot(live.pane_id)
+            after = log_size(live.log_path)
+            live.candidate = None
+            if snapshot is None or before != after:
+                return False  # output arrived during the capture: next interval
+            emulator = seeded_emulator(snapshot)
+            if emulator.visible() != normalize_screen(snapshot.plain):
+                logger.info("terminal %s: screen cannot be seeded", live.terminal_id)
+                return False
+            live.emulator = emulator
+            live.offset = after
+            live.candidate = after
+            return True
+
+    def _confirm(self, live: LiveTerminal) -> bool:
+        """Trust a seeded model when the pane stayed quiet and tmux still agrees."""
+        with live.lock:
+            offset = live.candidate
+            live.candidate = None
+            if offset is None or log_size(live.log_path) != offset:
+                return False
+            captured = normalize_screen(self.tmux.capture(live.pane_id))
+            if log_size(live.log_path) != offset or live.emulator.visible() != captured:
+                return False
+            live.verified = True
+            return True
+
+    def audit(self, live: LiveTerminal) -> None:
+        """Capture a trusted terminal now, to compare with its model one interval later."""
+        with live.lock:
+            live.catch_up()
+            offset = live.offset
+        captured = normalize_screen(self.tmux.capture(live.pane_id))
+        with live.lock:
+            live.audit = (offset, captured)
+
+    def _finish_audit(self, live: LiveTerminal) -> None:
+        """Compare the model with the earlier capture if the pane stayed quiet since."""
+        with live.lock:
+            audit, live.audit = live.audit, None
+            if audit is None or not live.verified:
+                return
+            offset, captured = audit
+            live.catch_up()
+            if live.offset != offset or live.emulator.visible() == captured:
+                return  # it moved on (nothing to judge), or it agrees
+            logger.warning(
+                "terminal %s: screen model differs from tmux; reseeding", live.terminal_id
+            )
+            live.verified = False
+        self.resync(live)

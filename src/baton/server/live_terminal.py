@@ -1,0 +1,136 @@
+"""One terminal as the screen watcher follows it: its emulator, log position and status.
+
+`LiveTerminal` reads the pane log from where it stopped and feeds the new bytes to the
+terminal's emulator; `seeded_emulator` builds an emulator from tmux's own rendering, for
+a terminal whose log cannot be replayed (adopted after a restart, resized).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from baton.providers import Provider, TerminalContext
+from baton.server.emulator import PaneEmulator
+from baton.server.tmux import PaneSnapshot
+from baton.status import TerminalStatus
+
+__all__ = ["PANE_LOG", "LiveTerminal", "log_size", "seeded_emulator"]
+
+PANE_LOG = "pane.log"
+_READ_CHUNK = 4 << 20
+
+
+class LiveTerminal:
+    """One terminal's emulator, read position in its pane log, status and liveness."""
+
+    def __init__(
+        self,
+        *,
+        terminal_id: str,
+        session_name: str,
+        pane_id: str,
+        provider: Provider,
+        ctx: TerminalContext,
+        columns: int,
+        rows: int,
+    ) -> None:
+        self.terminal_id = terminal_id
+        self.session_name = session_name
+        self.pane_id = pane_id
+        self.provider = provider
+        self.ctx = ctx
+        self.log_path: Path = ctx.runtime_dir / PANE_LOG
+        self.emulator = PaneEmulator(columns, rows)
+        self.offset = 0
+        self.status: TerminalStatus | None = None
+        # True while the emulator is known to show what tmux shows.
+        self.verified = False
+        self.exited = False
+        self.pid: int | None = None
+        self.evaluated: tuple[int, int] = (-1, -1)  # `signature()` at the last evaluation
+        self.candidate: int | None = None  # log offset of a seed awaiting confirmation
+        self.audit: tuple[int, str] | None = None  # (log offset, capture) to compare later
+        self.lock = threading.RLock()
+
+    def signature(self) -> tuple[int, int]:
+        """Total size and latest change of the runtime directory's files.
+
+        The pane log and every native signal file (notify, hook records) live there, so
+        a different signature since the last evaluation means the status may have
+        changed — even before the watcher thread has heard of it.
+        """
+        total = latest = 0
+        try:
+            with os.scandir(self.ctx.runtime_dir) as entries:
+                for entry in entries:
+                    if entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        total += info.st_size
+                        latest = max(latest, info.st_mtime_ns)
+        except OSError:
+            pass
+        return total, latest
+
+    def stale(self) -> bool:
+        """Whether anything changed since the status was last evaluated."""
+        return self.signature() != self.evaluated
+
+    def catch_up(self) -> bool:
+        """Feed what the pane wrote since the last read (call with `lock` held)."""
+        try:
+            size = os.stat(self.log_path).st_size
+        except OSError:
+            return False
+        if size < self.offset:  # the log was replaced: the model no longer follows it
+            self.offset = size
+            self.verified = False
+            return True
+        if size == self.offset:
+            return False
+        with self.log_path.open("rb") as handle:
+            handle.seek(self.offset)
+            while self.offset < size:
+                data = handle.read(min(size - self.offset, _READ_CHUNK))
+                if not data:
+                    break
+                self.offset += len(data)
+                self.emulator.feed(data)
+        return True
+
+    def screen(self) -> str:
+        """The visible screen now, as `capture-pane -p` would print it."""
+        with self.lock:
+            self.catch_up()
+            return self.emulator.visible()
+
+    def history(self) -> str:
+        with self.lock:
+            self.catch_up()
+            return self.emulator.history()
+
+
+def seeded_emulator(snapshot: PaneSnapshot) -> PaneEmulator:
+    """An emulator showing what tmux shows now (scrollback not included)."""
+    emulator = PaneEmulator(snapshot.width, snapshot.height)
+    if snapshot.alternate:
+        emulator.enter_alternate_unknown_main()
+    parts = [b"\x1b[0m"]
+    for row, text in enumerate(snapshot.styled):
+        parts.append(f"\x1b[{row + 1};1H".encode())
+        parts.append(text.encode("utf-8"))
+    parts.append(b"\x1b[0m")
+    if (snapshot.scroll_top, snapshot.scroll_bottom) != (0, snapshot.height - 1):
+        parts.append(f"\x1b[{snapshot.scroll_top + 1};{snapshot.scroll_bottom + 1}r".encode())
+    parts.append(f"\x1b[{snapshot.cursor_y + 1};{snapshot.cursor_x + 1}H".encode())
+    emulator.feed(b"".join(parts))
+    emulator.forget_history()
+    return emulator
+
+
+def log_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1

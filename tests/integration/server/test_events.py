@@ -1,0 +1,216 @@
+"""Status events from a real `baton serve`: the SSE stream and the long poll.
+
+The scripted agent is driven through a turn; its status changes must arrive on
+`GET /events` as they happen, and `GET /terminals/{id}/status/wait` must return at the
+change (not at its timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.support.server import ServerProcess, wait_for_status
+
+from baton.server import events_routes
+from baton.server.app import ServerOptions, run_server_in_thread
+
+pytestmark = pytest.mark.tmux
+
+
+def _create(client: httpx.Client, directory: Path) -> dict[str, Any]:
+    created = client.post(
+        "/sessions",
+        params={
+            "agent_profile": "programmer",
+            "provider": "scripted",
+            "working_directory": str(directory),
+        },
+    )
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+class EventReader:
+    """Reads `GET /events` in a thread; every data line parsed into `events`."""
+
+    def __init__(self, server: ServerProcess, **params: Any) -> None:
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.comments: list[str] = []
+        self._server = server
+        self._params = params
+        self._client = httpx.Client(base_url=server.base_url, headers=server.headers)
+        self._opened = threading.Event()
+        self.content_type = ""
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        assert self._opened.wait(10)
+
+    def _read(self) -> None:
+        try:
+            with self._client.stream(
+                "GET", "/events", params=self._params, timeout=httpx.Timeout(5, read=60)
+            ) as response:
+                self.content_type = response.headers.get("content-type", "")
+                self._opened.set()
+                for line in response.iter_lines():
+                    if line.startswith("data: "):
+                        self.events.put(json.loads(line[len("data: ") :]))
+                    elif line.startswith(":"):
+                        self.comments.append(line)
+        except httpx.HTTPError:
+            self._opened.set()
+
+    def next(self, timeout: float = 20) -> dict[str, Any]:
+        return self.events.get(timeout=timeout)
+
+    def until(self, predicate: Any, timeout: float = 20) -> list[dict[str, Any]]:
+        """Events up to and including the first that satisfies `predicate`."""
+        seen = []
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self.next(max(0.1, deadline - time.monotonic()))
+            seen.append(event)
+            if predicate(event):
+                return seen
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def test_a_status_change_arrives_on_the_stream(baton_server: ServerProcess, tmp_path: Path) -> None:
+    with baton_server.client() as client:
+        terminal = _create(client, tmp_path)
+        reader = EventReader(baton_server, terminal_id=terminal["id"])
+        try:
+            assert reader.content_type.startswith("text/event-stream")
+            first = reader.next()
+            assert first["kind"] == "status"
+            assert first["terminal_id"] == terminal["id"]
+            assert first["session_name"] == terminal["session_name"]
+            assert first["status"] == "idle"
+            assert first["previous_status"] is None
+            assert first["at"].endswith("Z")
+
+            sent = client.post(f"/terminals/{terminal['id']}/input", params={"message": "go"})
+            assert sent.status_code == 200
+            changes = reader.until(lambda e: e.get("status") == "completed")
+            statuses = [e["status"] for e in changes]
+            assert statuses[0] == "processing"
+            assert changes[0]["previous_status"] == "idle"
+            assert changes[-1]["previous_status"] == "processing"
+            # The event told the truth: the terminal says so too.
+            assert client.get(f"/terminals/{terminal['id']}").json()["status"] == "completed"
+
+            assert client.delete(f"/terminals/{terminal['id']}").status_code == 200
+            ended = reader.until(lambda e: e["kind"] == "completion")
+            assert ended[-1]["terminal_id"] == terminal["id"]
+        finally:
+            reader.close()
+
+
+def test_the_stream_filters_by_session_and_announces_launches(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    with baton_server.client() as client:
+        first = _create(client, tmp_path)
+        reader = EventReader(baton_server, session_name=first["session_name"])
+        try:
+            assert reader.next()["terminal_id"] == first["id"]  # its current status
+            other = _create(client, tmp_path)  # another session: not heard
+            added = client.post(
+                f"/sessions/{first['session_name']}/terminals",
+                params={"agent_profile": "tester", "provider": "scripted"},
+            ).json()
+            events = reader.until(lambda e: e["kind"] == "launch")
+            assert events[-1]["terminal_id"] == added["id"]
+            assert events[-1]["provider"] == "scripted"
+            client.post(f"/terminals/{other['id']}/input", params={"message": "x"})
+            client.post(f"/terminals/{added['id']}/input", params={"message": "y"})
+            done = reader.until(lambda e: e.get("status") == "completed")
+            assert all(e["terminal_id"] != other["id"] for e in events + done)
+        finally:
+            reader.close()
+
+
+def test_a_cli_that_exits_is_reported_as_error(baton_server: ServerProcess, tmp_path: Path) -> None:
+    with baton_server.client() as client:
+        terminal = _create(client, tmp_path)
+        reader = EventReader(baton_server, terminal_id=terminal["id"])
+        try:
+            assert reader.next()["status"] == "idle"
+            assert client.post(f"/terminals/{terminal['id']}/exit").status_code == 200
+            events = reader.until(lambda e: e.get("status") == "error")
+            assert events[-1]["previous_status"] is not None
+        finally:
+            reader.close()
+
+
+def test_long_poll_returns_at_the_change(baton_server: ServerProcess, tmp_path: Path) -> None:
+    with baton_server.client() as client:
+        terminal = _create(client, tmp_path)
+        url = f"/terminals/{terminal['id']}/status/wait"
+
+        # Already different from `since`: answered at once, the same JSON as GET.
+        at_once = client.get(url, params={"since": "processing", "timeout": 60})
+        assert at_once.status_code == 200
+        assert at_once.json() == client.get(f"/terminals/{terminal['id']}").json()
+
+        # Nothing happens: the timeout ends the wait with the current status.
+        started = time.monotonic()
+        quiet = client.get(url, params={"since": "idle", "timeout": 0.5})
+        assert quiet.json()["status"] == "idle"
+        assert time.monotonic() - started >= 0.5
+
+        # A change during the wait ends it, long before the timeout.
+        answers: queue.Queue[httpx.Response] = queue.Queue()
+
+        def wait() -> None:
+            with baton_server.client() as waiter:
+                answers.put(waiter.get(url, params={"since": "idle", "timeout": 120}))
+
+        waiting = threading.Thread(target=wait, daemon=True)
+        waiting.start()
+        time.sleep(0.5)
+        assert waiting.is_alive()  # still waiting: nothing changed yet
+        client.post(f"/terminals/{terminal['id']}/input", params={"message": "go"})
+        answer = answers.get(timeout=30)
+        assert answer.status_code == 200
+        assert answer.json()["status"] in ("processing", "completed")
+        assert wait_for_status(client, terminal["id"], {"completed"}) == "completed"
+
+
+def test_long_poll_answers_404_and_bounds_its_timeout(baton_server: ServerProcess) -> None:
+    with baton_server.client() as client:
+        missing = client.get("/terminals/0123abcd/status/wait", params={"timeout": 1})
+        assert missing.status_code == 404
+        too_long = client.get("/terminals/0123abcd/status/wait", params={"timeout": 301})
+        assert too_long.status_code == 422
+        assert "timeout" in too_long.json()["detail"]
+
+
+def test_a_quiet_stream_sends_keep_alive_comments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(events_routes, "KEEP_ALIVE_SECONDS", 0.2)
+    socket = Path(tempfile.mkdtemp(prefix="baton-tmux-")) / "tmux.sock"
+    options = ServerOptions(
+        port=0, state_dir=tmp_path / "state", tmux_socket=socket, kill_tmux_on_exit=True
+    )
+    with (
+        run_server_in_thread(options) as handle,
+        httpx.stream("GET", f"{handle.base_url}/events", timeout=10) as stream,
+    ):
+        lines = []
+        for line in stream.iter_lines():
+            lines.append(line)
+            if line == ": keep-alive" and len([x for x in lines if x]) >= 2:
+                break
+        assert [line for line in lines if line] == [": keep-alive", ": keep-alive"]
