@@ -23,13 +23,14 @@ from baton.errors import (
     BudgetExhausted,
     MissingResponseError,
 )
+from baton.orchestrator.archive import Response
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.events import EventKind, RunEvents
-from baton.orchestrator.handoff import Handoff, Response
+from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
