@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
-from baton.orchestrator.handoff import (
-    Archive,
-    Handoff,
+from baton.orchestrator.archive import Archive
+from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.response_files import (
     ensure_response_dir,
     response_file_instruction,
     response_path_for,

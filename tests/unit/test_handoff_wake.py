@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
-from baton.orchestrator.handoff import Archive, Handoff, response_path_for
+from baton.orchestrator.archive import Archive
+from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.handoff_pace import FAST_RECHECK_SECONDS, FAST_RECHECKS
+from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.runlog import RunLog
 
 

@@ -12,12 +12,14 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from baton.orchestrator.archive import Archive
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
-from baton.orchestrator.handoff import Archive, Handoff, response_path_for
+from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker, parse_prompt
+from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import FinalStatus, Phase, RunState
 from baton.roles import ROLE_BY_TERMINAL

@@ -8,7 +8,6 @@ import pytest
 
 from baton.errors import ConfigError
 from baton.orchestrator import prompts
-from baton.orchestrator.handoff import response_path_for
 from baton.orchestrator.prompts import (
     EXPLORE_BACK_REFERENCE,
     ExploreTracker,
@@ -19,6 +18,7 @@ from baton.orchestrator.prompts import (
     build_tester_prompt,
     parse_prompt,
 )
+from baton.orchestrator.response_files import response_path_for
 from baton.scripted_agent.answers import find_response_target, read_number
 
 WD = Path("/work/project")

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from baton.delivery import neutralize
 from baton.orchestrator.config import Settings
-from baton.orchestrator.handoff import response_path_for
 from baton.orchestrator.prompts import (
     ExploreTracker,
     PromptParts,
@@ -23,6 +22,7 @@ from baton.orchestrator.prompts import (
     build_programmer_review_prompt,
     build_tester_prompt,
 )
+from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.review import (
     ReviewKind,
     condense_cross_phase,

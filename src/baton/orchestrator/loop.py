@@ -18,13 +18,15 @@ from pathlib import Path
 
 from baton.errors import BatonError, BudgetExhausted, StateFileError
 from baton.gitinfo import git_head
+from baton.orchestrator.archive import Archive
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.git_commit import commit_on_pass, record_git_start
-from baton.orchestrator.handoff import Archive, Handoff, waiting_hint
+from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_status import waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
 from baton.orchestrator.phases import PhaseMachine

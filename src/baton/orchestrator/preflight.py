@@ -15,7 +15,7 @@ from pathlib import Path
 from baton.errors import ApiError, ApiHttpError, ConfigError, StateFileError
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.config import Settings
-from baton.orchestrator.handoff import response_dir
+from baton.orchestrator.response_files import response_dir
 
 __all__ = ["check_api", "check_before_start", "check_state_path", "check_wd"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from baton.errors import ConfigError
-from baton.orchestrator.handoff import response_file_instruction
+from baton.orchestrator.response_files import response_file_instruction
 
 __all__ = [
     "EXPLORE_BACK_REFERENCE",
