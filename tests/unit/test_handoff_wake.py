@@ -140,9 +140,19 @@ def test_a_live_status_stream_saves_the_reads_after_events(tmp_path: Path) -> No
     stream = iter(["processing", "completed"])  # what the stream said at each event
     waiter.latest_status = lambda terminal_id: next(stream)  # type: ignore[method-assign]
     assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
-    assert api.reads == 1  # only the first; after that the stream told the status
+    assert api.reads == 2  # the first, and one after the file event; the status event told
     assert waiter.timeouts == [2, 2]  # the stream will say when it is at rest: no hurry
     assert clock.slept == []
+
+
+def test_a_file_event_never_takes_a_stale_status_from_the_stream(tmp_path: Path) -> None:
+    """An agent brought back after it died: the stream's last word on it is still `error`."""
+    path = response_path_for("programmer", tmp_path)
+    api = Statuses(["processing", "completed"])
+    handoff, _, waiter, _ = _handoff(tmp_path, api, [_write(path, "PROGRAMMER_SUMMARY")])
+    waiter.latest_status = lambda terminal_id: "error"  # type: ignore[method-assign]
+    assert handoff.wait_for_response_file("t1", "programmer") == "PROGRAMMER_SUMMARY"
+    assert api.reads == 2
 
 
 def test_a_status_event_saying_error_stops_the_wait(tmp_path: Path) -> None:

@@ -308,8 +308,8 @@ class Handoff:
         (so it need not be read again).
 
         Without a waiter this is the plain POLL_SECONDS sleep. With one, the wait ends on a
-        file or status event, and `pace` sets how long it may last; a live status stream
-        (`GET /events`) says the status, so nothing is read after the event.
+        file or status event, and `pace` sets how long it may last; a status event from a
+        live stream (`GET /events`) says the status, so nothing is read after it.
         """
         if self.waiter is None:
             self._sleep(self.poll_seconds)
@@ -318,10 +318,13 @@ class Handoff:
         if woke is None:
             pace.slow_down()
             return None
-        told = self.waiter.latest_status(terminal_id)
-        if woke == "file" and told is None:
-            pace.hurry()  # no live status stream: read again soon
-        return told
+        if woke == "file":
+            # Read the status afresh: the stream's last word on this terminal may predate
+            # the file (or the agent itself, when it was just brought back).
+            if self.waiter.latest_status(terminal_id) is None:
+                pace.hurry()  # no live status stream: read again soon
+            return None
+        return self.waiter.latest_status(terminal_id)
 
     def _remind(self, terminal_id: str, role: Role, path: Path, who: str) -> None:
         """Ask an agent at rest without its response file to write it (MAX_FILE_REMINDERS)."""
