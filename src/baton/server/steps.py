@@ -103,6 +103,7 @@ class StepRunner:
             raise
 
     def _run(self, request: StepRequest) -> StepResult:
+        deadline = self.clock() + request.timeout
         if request.reuse_terminal_id is not None:
             record = self.terminals.record(request.reuse_terminal_id)
             if record.provider != request.provider:
@@ -112,10 +113,9 @@ class StepRunner:
                 )
             created = False
         else:
-            record = self._create(request)
+            record = self._create(request, deadline)
             created = True
         terminal_id = record.id
-        deadline = self.clock() + request.timeout
         before = self.terminals.status(record)
         if before is TerminalStatus.ERROR:
             raise StepFailedError(
@@ -139,7 +139,7 @@ class StepRunner:
             self.terminals.delete_terminal(terminal_id)
         return StepResult(terminal_id=terminal_id, last_message=last_message)
 
-    def _create(self, request: StepRequest) -> TerminalRecord:
+    def _create(self, request: StepRequest, deadline: float) -> TerminalRecord:
         working_directory = request.working_directory
         if working_directory is None and request.caller_id is not None:
             working_directory = self._caller_directory(request.caller_id)
@@ -153,12 +153,18 @@ class StepRunner:
             allowed_tools=request.allowed_tools,
         )
         record = self.terminals.record(described["id"])
-        if described["status"] not in (TerminalStatus.IDLE, TerminalStatus.COMPLETED):
-            raise StepFailedError(
-                f"terminal {record.id} did not reach a ready status (it is {described['status']})",
-                kind="error" if described["status"] == TerminalStatus.ERROR else "timeout",
-                terminal_id=record.id,
-            )
+        # A CLI may flicker busy once right after it first rests (Codex does): wait for a
+        # ready status within the step's time rather than failing on the first read.
+        status = TerminalStatus(described["status"])
+        while not status.is_at_rest:
+            if status is TerminalStatus.ERROR or self.clock() >= deadline:
+                raise StepFailedError(
+                    f"terminal {record.id} did not reach a ready status (it is {status})",
+                    kind="error" if status is TerminalStatus.ERROR else "timeout",
+                    terminal_id=record.id,
+                )
+            self.sleep(self.timings.poll_seconds)
+            status = self.terminals.status(record)
         return record
 
     def _caller_directory(self, caller_id: str) -> str | None:
