@@ -330,6 +330,18 @@ def test_archive_numbers_answers_and_never_overwrites(tmp_path: Path) -> None:
     assert again.store_text("three", "tester").name == "003-tester.md"
 
 
+def test_the_archive_is_private_to_the_user(tmp_path: Path) -> None:
+    """Prompts and answers carry the project's code and test output: 0700 / 0600."""
+    archive = Archive(tmp_path / "run")
+    written = archive.store_text("a prompt", "analyst", suffix="-prompt")
+    answer = tmp_path / "analyst.md"
+    answer.write_text("ANALYST_SUMMARY", encoding="utf-8")
+    answer.chmod(0o644)  # as an agent's shell leaves it
+    moved = archive.store_file(answer, "analyst")
+    assert (tmp_path / "run").stat().st_mode & 0o777 == 0o700
+    assert [path.stat().st_mode & 0o777 for path in (written, moved)] == [0o600, 0o600]
+
+
 def test_response_file_instruction_is_atomic_and_quote_safe(tmp_path: Path) -> None:
     import subprocess
 

@@ -8,6 +8,7 @@ again here (`answers_after`) instead of waiting for a file that was already move
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from baton.errors import HandoffError
 from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.response_files import resolve_role
+from baton.private import private_dir
 from baton.roles import Role
 
 __all__ = ["Archive", "Response"]
@@ -45,7 +47,7 @@ class Archive:
         return cls(Path(wd).resolve() / ".tmp" / stamp)
 
     def _next_path(self, role: Role, suffix: str = "") -> Path:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)  # prompts and answers are the user's alone (0700)
         while True:
             self._sequence += 1
             candidate = self.directory / f"{self._sequence:03d}-{role.output_key}{suffix}.md"
@@ -59,6 +61,8 @@ class Archive:
         """
         target = self._next_path(resolve_role(role), suffix)
         os.replace(source, target)
+        with contextlib.suppress(OSError):
+            os.chmod(target, 0o600)  # the agent wrote it with its own umask
         return target
 
     def store_text(self, text: str, role: str | Role, *, suffix: str = "") -> Path:
@@ -68,7 +72,8 @@ class Archive:
         """
         target = self._next_path(resolve_role(role), suffix)
         temporary = target.with_name(f".{target.name}.tmp")
-        with temporary.open("w", encoding="utf-8") as stream:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(descriptor, "w", encoding="utf-8") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
