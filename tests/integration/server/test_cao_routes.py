@@ -353,8 +353,17 @@ def test_inbox_delivers_when_the_receiver_rests_one_message_per_rest(
             time.sleep(0.1)
         assert [m["message"] for m in messages] == ["first note", "second note"]
         wait_for_status(client, receiver, {"completed"}, timeout=30)
-        full = client.get(f"/terminals/{receiver}/output", params={"mode": "full"}).json()
-        assert "first note" in full["output"] and "second note" in full["output"]
+        # Both reached the CLI as typed text (its scrollback shows them once drawn).
+        deadline = time.monotonic() + 10
+        output = ""
+        while time.monotonic() < deadline:
+            output = client.get(f"/terminals/{receiver}/output", params={"mode": "full"}).json()[
+                "output"
+            ]
+            if "first note" in output and "second note" in output:
+                break
+            time.sleep(0.2)
+        assert "first note" in output and "second note" in output, output
 
 
 def test_a_message_the_receiver_ignores_holds_the_next_one_back(
