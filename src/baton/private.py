@@ -14,7 +14,14 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "private_dir", "private_file", "write_private"]
+__all__ = [
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
+    "new_private_dirs",
+    "private_dir",
+    "private_file",
+    "write_private",
+]
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -24,6 +31,19 @@ def private_dir(path: Path) -> Path:
     """Create `path` (and missing parents) and make `path` itself 0700."""
     path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
     os.chmod(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def new_private_dirs(path: Path) -> Path:
+    """Create the missing directories of `path`, each 0700; existing ones stay as they are.
+
+    For directories Baton makes inside a user's tree (`WD/.tmp`): new ones are private,
+    the user's own are never re-moded.
+    """
+    missing = [directory for directory in (path, *path.parents) if not directory.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
+        os.chmod(directory, PRIVATE_DIR_MODE)  # mkdir's mode is filtered by the umask
     return path
 
 

@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 
 from baton.errors import ConfigError
+from baton.private import new_private_dirs
 from baton.roles import RESPONSE_DIR_NAME, ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 
 __all__ = [
@@ -46,10 +47,10 @@ def response_path_for(role: str | Role, wd: Path) -> Path:
 
 
 def ensure_response_dir(wd: Path) -> Path:
-    """Create the response directory with its parents; return it."""
+    """Create the response directory with its parents (new ones private); return it."""
     directory = response_dir(wd)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        new_private_dirs(directory)
     except OSError as error:
         raise ConfigError(f"WD: cannot create {directory}: {error.strerror}") from None
     return directory

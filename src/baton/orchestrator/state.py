@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from baton.errors import StateFileError
 from baton.orchestrator.crashpoints import crash_point
+from baton.private import new_private_dirs
 from baton.roles import ROLES
 
 __all__ = [
@@ -272,7 +273,7 @@ def _awaiting(value: Any) -> dict[str, str] | None:
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     """Write JSON via a temp file in the same directory, fsync, rename, fsync the directory."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    new_private_dirs(path.parent)
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
