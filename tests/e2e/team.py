@@ -27,7 +27,7 @@ from tests.e2e.model.brain import Brain, TurnRecord
 from tests.support.server import ServerProcess, running_baton_server
 
 from baton.demo.sample import SampleProject
-from baton.orchestrator.config_keys import SETTING_KEYS
+from baton.orchestrator.config import SETTING_KEYS
 from baton.roles import ROLES
 
 __all__ = [

@@ -225,6 +225,10 @@ def test_bad_env_value_is_one_line_naming_the_key(
         ({"agents": {"tester": {"model": "x"}}}, "unknown key agents.tester.model"),
         ({"agents": {"tester": {"provider": ""}}}, "agents.tester.provider: expected a non-empty"),
         ({"prompt_file": "missing.md"}, "prompt_file: no such file"),
+        ({"agents": {"tester": "qa"}}, "agents.tester: expected an object"),
+        ({"limits": {"max_cost_usd": "x"}}, "limits.max_cost_usd: expected a number of US dollars"),
+        ({"handoff": {"response_timeout": 1e999}}, "handoff.response_timeout: expected a finite"),
+        ({"state": {"resume": "maybe"}}, "state.resume: expected 1 or 0"),
     ],
 )
 def test_bad_json_is_one_line_naming_the_key(tmp_path: Path, data: object, needle: str) -> None:
@@ -233,6 +237,23 @@ def test_bad_json_is_one_line_naming_the_key(tmp_path: Path, data: object, needl
         load_settings(config, _env(tmp_path))
     assert needle in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_env_values_are_read_like_the_shell_reads_them(tmp_path: Path) -> None:
+    env = _env(tmp_path, RESUME=" on ", MAX_ROUNDS=" 4 ", STATE_FILE="~/baton-state.json")
+    settings = load_settings(None, env)
+    assert (settings.resume, settings.max_rounds) == (True, 4)
+    assert settings.state_path == Path.home() / "baton-state.json"
+
+
+def test_a_bad_value_is_blamed_on_the_layer_that_set_it(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"limits": {"max_rounds": 0}})
+    with pytest.raises(ConfigError, match=r"config\.json: limits\.max_rounds: must be at least 1"):
+        load_settings(config, _env(tmp_path))
+    # The env var wins over the file: a good env value hides the file's bad one.
+    assert load_settings(config, _env(tmp_path, MAX_ROUNDS="2")).max_rounds == 2
+    with pytest.raises(ConfigError, match=r"^MAX_ROUNDS: must be at least 1, got '0'$"):
+        load_settings(config, _env(tmp_path, MAX_ROUNDS="0"))
 
 
 def test_missing_config_file_is_an_error(tmp_path: Path) -> None:

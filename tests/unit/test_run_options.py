@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from baton.errors import ConfigError
-from baton.orchestrator.config import load_settings
-from baton.orchestrator.config_keys import SETTING_KEYS
+from baton.orchestrator.config import SETTING_KEYS, load_settings
 from baton.run_options import option_name
 
 PROMPT = "Add it.\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"
@@ -34,6 +33,7 @@ def test_help_lists_every_setting_with_env_json_and_default() -> None:
     assert completed.returncode == 0
     text = " ".join(completed.stdout.split())
     for key in SETTING_KEYS:
+        assert key.help, f"{key.attribute} has no docstring to show in --help"
         assert option_name(key) in text, key.attribute
         assert re.search(
             rf"\[env {key.env}; JSON {re.escape(key.json_name)}; default: [^\]]+\]", text
@@ -75,7 +75,7 @@ def test_prompt_options_come_first(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_bad_option_values_name_the_option(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"^--max-rounds: must be at least 1, got 0$"):
         load_settings(None, {"WD": str(tmp_path)}, {"max_rounds": 0})
-    with pytest.raises(ConfigError, match=r"^START_AGENT: expected one of analyst, programmer"):
+    with pytest.raises(ConfigError, match=r"^--start-agent: expected one of analyst, programmer"):
         load_settings(None, {"WD": str(tmp_path)}, {"start_agent": "boss"})
     completed = _baton("run", "--max-rounds", "0", "--wd", str(tmp_path), "--prompt", PROMPT)
     assert completed.returncode == 1

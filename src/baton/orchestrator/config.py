@@ -35,7 +35,8 @@ place in the optional JSON file given as `baton run path/to/config.json`:
 Options of `baton run` (`--max-rounds 3`, …) win over both: option > env > JSON > default.
 An environment variable set to the empty string counts as unset. `PROMPT`/`PROMPT_FILE`
 are taken as a pair from the first layer that sets either, so an env `PROMPT` overrides a
-file's `prompt_file`. Every bad value raises `ConfigError` with one line naming the key.
+file's `prompt_file`. Every bad value raises `ConfigError` with one line naming the key
+and where it came from (pydantic checks the values; `config_errors` words its findings).
 `Settings` can also be built directly (`Settings(wd=..., prompt=..., poll_seconds=0.2)`);
 it validates itself the same way.
 """
@@ -43,22 +44,28 @@ it validates itself the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType, UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from baton.errors import ConfigError
+from baton.orchestrator.config_errors import Origin, one_line
 from baton.orchestrator.config_file import read_config_file
 from baton.orchestrator.config_keys import (
-    ROLE_NAMES,
-    SETTING_KEYS,
     AgentOverride,
+    AtLeast0,
+    AtLeast1,
+    Flag,
+    NonNegativeNumber,
+    PositiveNumber,
+    RoleName,
+    Setting,
     SettingKey,
-    check_range,
-    parse_value,
     read_prompt_file,
 )
 from baton.orchestrator.prompts import PromptParts, parse_prompt
@@ -77,90 +84,190 @@ __all__ = [
 DEFAULT_STATE_FILE_NAME = "codex-3agents-loop-state.json"
 START_AGENTS = ("analyst", "programmer", "tester")
 _NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
+_HTTP_URL = "expected an http:// or https:// URL"
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseModel):
     """Everything `baton run` needs to know, already validated."""
 
-    api: str = "http://localhost:9889"
-    provider: str = "codex"
-    wd: Path = field(default_factory=Path.cwd)
-    prompt: str | None = field(default=None, repr=False)
-    prompt_file: Path | None = None
-    project_test_cmd: str = ""
-    max_rounds: int = 8
-    max_review_cycles: int = 3
-    min_review_cycles_before_approval: int = 2
-    require_review_evidence: bool = True
-    review_evidence_min_match: int = 3
-    condense_explore_on_repeat: bool = True
-    condense_review_feedback: bool = True
-    max_feedback_lines: int = 30
-    condense_upstream_on_repeat: bool = True
-    condense_cross_phase: bool = True
-    max_cross_phase_lines: int = 40
-    poll_seconds: float = 2.0
-    response_timeout: float = 1800.0
-    idle_grace_seconds: float = 30.0
-    strict_file_handoff: bool = True
-    handoff_watch: bool = True  # wake on file and status events; 0 = poll only
-    max_file_reminders: int = 2
-    agent_restarts: int = 2  # per role, per `baton run`
-    state_file: Path | None = None
-    resume: bool | None = None  # None: auto-resume a RUNNING state; True: must; False: never
-    cleanup_on_exit: bool = False
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    start_agent: str = ""
-    post_git_commit: bool = False
-    ntfy_topic: str = ""
-    ntfy_url: str = "https://ntfy.sh"
-    webhook_url: str = ""
-    notify_urls: str = ""
-    notify_desktop: bool = True
-    prices: Mapping[str, Price] = field(default_factory=lambda: dict(DEFAULT_PRICES))
-    token: str | None = field(default=None, repr=False)
-    agents: Mapping[str, AgentOverride] = field(default_factory=dict)
-    prompt_source: str = "PROMPT"
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", arbitrary_types_allowed=True, use_attribute_docstrings=True
+    )
 
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        set_(self, "wd", Path(self.wd).expanduser().resolve())
-        if self.state_file is not None:
-            state_file = Path(self.state_file).expanduser()
-            set_(self, "state_file", (self.wd / state_file).resolve())
-        if self.prompt_file is not None and self.prompt is None:
-            set_(self, "prompt", read_prompt_file(Path(self.prompt_file), "PROMPT_FILE"))
-            set_(self, "prompt_source", f"PROMPT_FILE {self.prompt_file}")
-        set_(self, "api", self.api.rstrip("/"))
-        for key in SETTING_KEYS:
-            check_range(key, getattr(self, key.attribute))
-        if not self.wd.is_dir():
-            raise ConfigError(f"WD: not a directory: {self.wd}")
-        if not self.api.startswith(("http://", "https://")):
-            raise ConfigError(f"API: expected an http:// or https:// URL, got {self.api!r}")
-        if self.start_agent and self.start_agent not in START_AGENTS:
-            raise ConfigError(
-                f"START_AGENT: expected one of {', '.join(START_AGENTS)}, got {self.start_agent!r}"
-            )
-        for name, url in (("NTFY_URL", self.ntfy_url), ("WEBHOOK_URL", self.webhook_url)):
-            if url and not url.startswith(("http://", "https://")):
-                raise ConfigError(f"{name}: expected an http:// or https:// URL, got {url!r}")
-        if self.ntfy_topic and not _NTFY_TOPIC.fullmatch(self.ntfy_topic):
-            raise ConfigError(
-                f"NTFY_TOPIC: expected 1-64 letters, digits, '-' or '_', got {self.ntfy_topic!r}"
-            )
-        _check_url(self.api)
-        if not self.provider.strip():
-            raise ConfigError("PROVIDER: must not be empty")
-        for role, override in self.agents.items():
-            if role not in ROLE_BY_TERMINAL:
-                raise ConfigError(f"agents.{role}: unknown role (roles: {ROLE_NAMES})")
-            if not isinstance(override, AgentOverride):
-                raise ConfigError(f"agents.{role}: expected an AgentOverride")
+    api: Annotated[str, Setting("api")] = "http://localhost:9889"
+    """Base URL of the CAO-compatible server (baton serve or cao-server)."""
+    provider: Annotated[str, Setting("provider")] = "codex"
+    """Agent CLI for every terminal: codex, claude_code or scripted."""
+    wd: Annotated[Path, Setting("wd", shown="current directory")] = Field(
+        default_factory=Path.cwd, validate_default=True
+    )
+    """The project the agents work in."""
+    prompt_file: Path | None = None
+    prompt: str | None = Field(default=None, repr=False)
+    prompt_source: str = "PROMPT"
+    project_test_cmd: Annotated[str, Setting("project_test_cmd", shown="none")] = ""
+    """Test command named in the programmer prompts."""
+    max_rounds: Annotated[AtLeast1, Setting("limits.max_rounds")] = 8
+    """Rounds (analyst → programmer → tester) before giving up."""
+    max_review_cycles: Annotated[AtLeast1, Setting("limits.max_review_cycles")] = 3
+    """Author ⇄ peer cycles per phase."""
+    min_review_cycles_before_approval: Annotated[
+        AtLeast0, Setting("review.min_cycles_before_approval")
+    ] = 2
+    """An APPROVED before this cycle is ignored."""
+    require_review_evidence: Annotated[Flag, Setting("review.require_evidence")] = True
+    """APPROVED needs evidence in REVIEW_NOTES."""
+    review_evidence_min_match: Annotated[AtLeast0, Setting("review.evidence_min_match")] = 3
+    """Evidence patterns (of 4) an approval must show."""
+    condense_explore_on_repeat: Annotated[Flag, Setting("condensation.explore_on_repeat")] = True
+    """Later prompts refer back to the explore summary."""
+    condense_review_feedback: Annotated[Flag, Setting("condensation.review_feedback")] = True
+    """Pass on only the review notes / test evidence."""
+    max_feedback_lines: Annotated[AtLeast1, Setting("condensation.max_feedback_lines")] = 30
+    """Cap for review notes and tester evidence."""
+    condense_upstream_on_repeat: Annotated[Flag, Setting("condensation.upstream_on_repeat")] = True
+    """Programmer cycles > 1 refer back to the analyst output."""
+    condense_cross_phase: Annotated[Flag, Setting("condensation.cross_phase")] = True
+    """Hand over only the marker-led summary between phases."""
+    max_cross_phase_lines: Annotated[AtLeast1, Setting("condensation.max_cross_phase_lines")] = 40
+    """Cap for that summary."""
+    poll_seconds: Annotated[PositiveNumber, Setting("handoff.poll_seconds")] = 2.0
+    """Status and response-file poll interval, in seconds."""
+    response_timeout: Annotated[PositiveNumber, Setting("handoff.response_timeout")] = 1800.0
+    """Seconds an agent may keep working on one answer."""
+    idle_grace_seconds: Annotated[NonNegativeNumber, Setting("handoff.idle_grace_seconds")] = 30.0
+    """Seconds an agent may rest without writing its response file."""
+    strict_file_handoff: Annotated[Flag, Setting("handoff.strict")] = True
+    """Require the response file (no terminal-output fallback)."""
+    handoff_watch: Annotated[Flag, Setting("handoff.watch")] = True
+    """Wake on the response file and the server's status events (0: poll only)."""
+    max_file_reminders: Annotated[AtLeast0, Setting("handoff.max_file_reminders")] = 2
+    """Reminders to an agent at rest without its response file."""
+    agent_restarts: Annotated[AtLeast0, Setting("limits.agent_restarts")] = 2
+    """Times one role's dead agent CLI may be brought back in a run."""
+    state_file: Annotated[
+        Path | None, Setting("state.file", shown=f"$WD/.tmp/{DEFAULT_STATE_FILE_NAME}")
+    ] = None
+    """The run's state file."""
+    resume: Annotated[Flag | None, Setting("state.resume", shown="auto")] = None
+    """--resume: must resume; --no-resume: always start new (default: resume a RUNNING state
+    by itself)."""
+    cleanup_on_exit: Annotated[Flag, Setting("state.cleanup_on_exit")] = False
+    """Exit all five agent CLIs when the run ends."""
+    max_tokens: Annotated[AtLeast1 | None, Setting("limits.max_tokens", shown="no limit")] = None
+    """Stop between turns once the agents used this many tokens (input + output)."""
+    max_cost_usd: Annotated[
+        PositiveNumber | None, Setting("limits.max_cost_usd", shown="no limit", unit="US dollars")
+    ] = None
+    """Stop between turns once the agents' tokens cost this many US dollars."""
+    start_agent: Annotated[str, Setting("start_agent", shown="analyst")] = ""
+    """Start a new run at this role: analyst, programmer or tester."""
+    post_git_commit: Annotated[Flag, Setting("git.post_commit")] = False
+    """On PASS, commit what the agents changed (WD must be a clean git work tree)."""
+    ntfy_topic: Annotated[str, Setting("notify.ntfy_topic", shown="none")] = ""
+    """ntfy topic to notify."""
+    ntfy_url: Annotated[str, Setting("notify.ntfy_url")] = "https://ntfy.sh"
+    """ntfy server."""
+    webhook_url: Annotated[str, Setting("notify.webhook_url", shown="none")] = ""
+    """POST a JSON object here on each notification."""
+    notify_urls: Annotated[str, Setting("notify.urls", shown="none")] = ""
+    """More notification targets as apprise URLs, separated by spaces or commas."""
+    notify_desktop: Annotated[Flag, Setting("notify.desktop")] = True
+    """Desktop notifications (notify-send) when a desktop session is there."""
+    prices: Mapping[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    token: str | None = Field(default=None, repr=False)
+    agents: Mapping[RoleName, AgentOverride] = Field(default_factory=dict)
+
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            raise ConfigError(one_line(error, _ORIGINS.get())) from None
+
+    @classmethod
+    def from_layers(cls, values: Mapping[str, Any], origins: Mapping[str, Origin]) -> Settings:
+        """Validate merged layers; a bad value's line names the layer it came from."""
+        reset = _ORIGINS.set({**_ORIGINS.get(), **origins})
+        try:
+            return cls(**values)
+        finally:
+            _ORIGINS.reset(reset)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_prompt_file(cls, values: Any) -> Any:
+        """PROMPT_FILE gives the prompt text when no PROMPT came with it."""
+        if not isinstance(values, dict):
+            return values
+        if values.get("prompt") is None and values.get("prompt_file") is not None:
+            path = Path(values["prompt_file"])
+            text = read_prompt_file(path, "PROMPT_FILE")
+            values = {**values, "prompt": text, "prompt_source": f"PROMPT_FILE {path}"}
+        return values
+
+    @field_validator("wd")
+    @classmethod
+    def _wd_is_a_directory(cls, wd: Path) -> Path:
+        wd = wd.expanduser().resolve()
+        if not wd.is_dir():
+            raise ConfigError(f"WD: not a directory: {wd}")
+        return wd
+
+    @field_validator("state_file")
+    @classmethod
+    def _state_file_in_wd(cls, state_file: Path | None, info: Any) -> Path | None:
+        """A relative STATE_FILE is relative to WD."""
+        if state_file is None or "wd" not in info.data:
+            return state_file
+        return (info.data["wd"] / state_file.expanduser()).resolve()
+
+    @field_validator("api")
+    @classmethod
+    def _api_is_a_url(cls, api: str) -> str:
+        api = api.rstrip("/")
+        if not api.startswith(("http://", "https://")):
+            raise ValueError(f"{_HTTP_URL}, got {api!r}")
+        try:
+            url = httpx.URL(api)
+        except (httpx.InvalidURL, ValueError) as error:
+            raise ValueError(f"not a valid URL {api!r} ({error})") from None
+        if not url.host:
+            raise ValueError(f"no host in {api!r}")
+        return api
+
+    @field_validator("ntfy_url", "webhook_url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        if url and not url.startswith(("http://", "https://")):
+            raise ValueError(f"{_HTTP_URL}, got {url!r}")
+        return url
+
+    @field_validator("ntfy_topic")
+    @classmethod
+    def _ntfy_topic(cls, topic: str) -> str:
+        if topic and not _NTFY_TOPIC.fullmatch(topic):
+            raise ValueError(f"expected 1-64 letters, digits, '-' or '_', got {topic!r}")
+        return topic
+
+    @field_validator("start_agent")
+    @classmethod
+    def _start_agent(cls, role: str) -> str:
+        if role and role not in START_AGENTS:
+            raise ValueError(f"expected one of {', '.join(START_AGENTS)}, got {role!r}")
+        return role
+
+    @field_validator("provider")
+    @classmethod
+    def _provider(cls, provider: str) -> str:
+        if not provider.strip():
+            raise ValueError("must not be empty")
+        return provider
+
+    @model_validator(mode="after")
+    def _prompt_has_its_markers(self) -> Settings:
         if self.prompt is not None:
             parse_prompt(self.prompt, source=self.prompt_source)
+        return self
 
     @property
     def state_path(self) -> Path:
@@ -185,32 +292,40 @@ class Settings:
         return (override.profile if override else None) or ROLE_BY_TERMINAL[terminal_key].profile
 
 
-def _env_values(environ: Mapping[str, str]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for key in SETTING_KEYS:
-        raw = environ.get(key.env, "")
-        if raw == "":
-            continue
-        value = parse_value(key, raw, key.env)
-        check_range(key, value)
-        values[key.attribute] = value
-    return values
+def _setting_key(attribute: str) -> SettingKey | None:
+    field = Settings.model_fields[attribute]
+    setting = next((m for m in field.metadata if isinstance(m, Setting)), None)
+    if setting is None:
+        return None
+    value_type = field.annotation
+    if get_origin(value_type) in (Union, UnionType):  # X | None: an unset value is allowed
+        value_type = next(t for t in get_args(value_type) if t is not type(None))
+    if get_origin(value_type) is Annotated:
+        value_type = get_args(value_type)[0]
+    kinds: dict[Any, str] = {bool: "flag", int: "int", float: "float", Path: "path"}
+    kind = kinds.get(value_type, "str")
+    default = field.default
+    if setting.shown is not None:
+        shown = setting.shown
+    elif isinstance(default, bool):
+        shown = "on" if default else "off"
+    elif isinstance(default, float) and default.is_integer():
+        shown = str(int(default))
+    else:
+        shown = str(default)
+    help_text = " ".join((field.description or "").split())
+    env = attribute.upper()
+    return SettingKey(attribute, env, setting.json, kind, help_text, shown, setting.unit)
 
 
-def _option_values(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings given as `baton run` options (None: not given), checked like env values."""
-    values: dict[str, Any] = {}
-    for key in SETTING_KEYS:
-        value = options.get(key.attribute)
-        if value is None:
-            continue
-        try:
-            check_range(key, value)
-        except ConfigError as error:
-            option = "--" + key.attribute.replace("_", "-")
-            raise ConfigError(f"{option}{str(error)[len(key.env) :]}") from None
-        values[key.attribute] = Path(value).expanduser() if key.kind == "path" else value
-    return values
+SETTING_KEYS: tuple[SettingKey, ...] = tuple(
+    key for key in map(_setting_key, Settings.model_fields) if key is not None
+)
+# Whom a bad value is blamed on: its env var, unless `from_layers` knows better.
+_ORIGINS: ContextVar[Mapping[str, Origin]] = ContextVar(
+    "settings_origins",
+    default=MappingProxyType({k.attribute: Origin(k.env, unit=k.unit) for k in SETTING_KEYS}),
+)
 
 
 def load_settings(
@@ -221,67 +336,59 @@ def load_settings(
     """Settings from options over env vars over the optional JSON file over defaults.
 
     `options` are `baton run`'s (attribute → value, None when not given, plus `prompt`
-    and `prompt_file`); ConfigError names the first bad value.
+    and `prompt_file`); ConfigError names the first bad value and where it was set.
     """
     options = options or {}
-    file_values: dict[str, Any] = {}
+    values: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
     file_prompt: dict[str, Any] = {}
     if config_path is not None:
         path = Path(config_path).expanduser()
-        file_values, file_prompt = read_config_file(path)
-    values = {**file_values, **_env_values(environ), **_option_values(options)}
-
-    values.setdefault("wd", Path.cwd())
-    if "state_file" in values and not Path(values["state_file"]).is_absolute():
-        values["state_file"] = Path.cwd() / values["state_file"]
-
+        file_values, file_prompt = read_config_file(path, SETTING_KEYS)
+        values.update(file_values)
+        where = f"{path}: "
+        origins.update({name: Origin(name, where) for name in ("agents", "prices")})
+        origins.update({k.attribute: Origin(k.json_name, where, k.unit) for k in SETTING_KEYS})
+    for key in SETTING_KEYS:
+        raw = environ.get(key.env, "")
+        if raw != "":
+            values[key.attribute] = raw
+            origins[key.attribute] = Origin(key.env, unit=key.unit)
+        if options.get(key.attribute) is not None:
+            values[key.attribute] = options[key.attribute]
+            origins[key.attribute] = Origin(option_name(key), unit=key.unit)
+    state_file = values.get("state_file")
+    if isinstance(state_file, str | Path):  # relative in env or an option: from here, not WD
+        values["state_file"] = Path.cwd() / Path(state_file).expanduser()
     prompt, prompt_file, source = _choose_prompt(environ, file_prompt, options)
-    token = environ.get("BATON_TOKEN") or None
-    return Settings(
-        **values,
-        prompt=prompt,
-        prompt_file=prompt_file,
-        prompt_source=source,
-        token=token,
-    )
+    values.update(prompt=prompt, prompt_file=prompt_file, prompt_source=source)
+    values["token"] = environ.get("BATON_TOKEN") or None
+    return Settings.from_layers(values, origins)
+
+
+def option_name(key: SettingKey) -> str:
+    """`--max-rounds` for `max_rounds`."""
+    return "--" + key.attribute.replace("_", "-")
 
 
 def _choose_prompt(
     environ: Mapping[str, str], file_prompt: Mapping[str, Any], options: Mapping[str, Any]
 ) -> tuple[str | None, Path | None, str]:
     """The prompt text from the first layer that sets PROMPT or PROMPT_FILE (file wins)."""
-    layers: list[tuple[str, Callable[[str], Any]]] = [
-        ("option", lambda name: options.get(name)),
-        ("env", lambda name: environ.get(name.upper()) or None),
-        ("json", lambda name: file_prompt.get(name)),
-    ]
-    labels = {
-        ("option", "prompt_file"): "--prompt-file",
-        ("option", "prompt"): "--prompt",
-        ("env", "prompt_file"): "PROMPT_FILE",
-        ("env", "prompt"): "PROMPT",
-        ("json", "prompt_file"): "prompt_file",
-        ("json", "prompt"): "config prompt",
-    }
-    for layer, get in layers:
-        prompt_file = get("prompt_file")
+    layers = (
+        (options.get("prompt_file"), options.get("prompt"), "--prompt-file", "--prompt"),
+        (
+            environ.get("PROMPT_FILE") or None,
+            environ.get("PROMPT") or None,
+            "PROMPT_FILE",
+            "PROMPT",
+        ),
+        (file_prompt.get("prompt_file"), file_prompt.get("prompt"), "prompt_file", "config prompt"),
+    )
+    for prompt_file, prompt, file_label, text_label in layers:
         if prompt_file is not None:
-            label = labels[(layer, "prompt_file")]
-            path = Path(prompt_file).expanduser()
-            if layer != "json":
-                path = Path.cwd() / path
-            return read_prompt_file(path, label), path, f"{label} {path}"
-        prompt = get("prompt")
+            path = Path.cwd() / Path(prompt_file).expanduser()
+            return read_prompt_file(path, file_label), path, f"{file_label} {path}"
         if prompt is not None:
-            return prompt, None, labels[(layer, "prompt")]
+            return prompt, None, text_label
     return None, None, "PROMPT"
-
-
-def _check_url(api: str) -> None:
-    """API must parse as a URL with a host (`http://[::1` does not); ConfigError otherwise."""
-    try:
-        url = httpx.URL(api)
-    except (httpx.InvalidURL, ValueError) as error:
-        raise ConfigError(f"API: not a valid URL {api!r} ({error})") from None
-    if not url.host:
-        raise ConfigError(f"API: no host in {api!r}")
