@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from baton.orchestrator.archive import Archive
+from baton.orchestrator.archive import Archive, Response
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.handoff import Handoff
@@ -22,7 +22,7 @@ from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import FinalStatus, Phase, RunState
-from baton.roles import ROLE_BY_TERMINAL
+from baton.roles import ROLE_BY_TERMINAL, Role
 
 PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nexplore\n*** SCENARIO TEST ***\nscenario\n"
 Answer = Callable[[int], str]  # the n-th prompt of a role (1-based) → its answer
@@ -114,3 +114,65 @@ def test_reviewer_notes_reach_the_author_in_the_next_cycle(tmp_path: Path) -> No
     notes = "Latest peer analyst feedback:\nREVIEW_NOTES:\n- peer analyst wants more"
     assert notes in team.prompts["analyst"][1]
     assert state.feedback.startswith("Peer programmer did not approve after MAX_REVIEW_CYCLES.")
+
+
+class RecordingHandoff(Handoff):
+    """A real Handoff noting each step of a turn and whether `send_and_receive` runs it."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.inside = False
+        self.steps: list[tuple[str, bool]] = []
+
+    def send_and_receive(self, *args: object, **kwargs: object) -> Response:
+        self.inside = True
+        try:
+            return super().send_and_receive(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            self.inside = False
+
+    def clear_stale_response(self, role: str | Role) -> None:
+        self.steps.append(("clear_stale_response", self.inside))
+        super().clear_stale_response(role)
+
+    def wait_for_response(self, *args: object, **kwargs: object) -> Response:
+        self.steps.append(("wait_for_response", self.inside))
+        return super().wait_for_response(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def test_every_turn_of_the_loop_goes_through_send_and_receive(tmp_path: Path) -> None:
+    """The loop and `send_and_wait` share one path: clear stale, send, wait, in that order."""
+    answers = {
+        "analyst": lambda _: ANALYST,
+        "peer_analyst": revise("peer analyst"),
+        "programmer": lambda _: PROGRAMMER,
+        "peer_programmer": revise("peer programmer"),
+        "tester": lambda _: "RESULT: PASS\n",
+    }
+    settings = Settings(wd=tmp_path, prompt=PROMPT, max_rounds=1, max_review_cycles=1)
+    state = RunState(wd=str(tmp_path), prompt=PROMPT, terminals={k: k for k in ROLE_BY_TERMINAL})
+    team = Team(tmp_path, answers)
+    log = RunLog(io.StringIO())
+    explore = ExploreTracker("explore")
+    handoff = RecordingHandoff(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
+    original_send = team.send_input
+
+    def send_input(terminal_id: str, message: str) -> None:
+        handoff.steps.append(("send_input", handoff.inside))
+        original_send(terminal_id, message)
+
+    team.send_input = send_input  # type: ignore[method-assign]
+    machine = PhaseMachine(
+        settings,
+        team,  # type: ignore[arg-type]
+        log,
+        SignalGuard(),
+        state,
+        tmp_path / "state.json",
+        handoff,
+        PromptComposer(settings, state, parse_prompt(PROMPT), explore),
+        explore,
+    )
+    assert machine.run() == 0
+    turn = [("clear_stale_response", True), ("send_input", True), ("wait_for_response", True)]
+    assert handoff.steps == turn * 5  # analyst, peer, programmer, peer, tester

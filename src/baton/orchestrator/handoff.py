@@ -176,18 +176,22 @@ class Handoff:
         self,
         terminal_id: str,
         role: str | Role,
-        message: str,
+        message: str | Callable[[], str],
         *,
         deliver: Callable[[str, str], None] | None = None,
     ) -> Response:
-        """The one send-and-wait path: clear the stale file, send, wait for the answer.
+        """The one send-and-wait path (the loop's turns and `send_and_wait`): clear the
+        stale file, send, wait for the answer.
 
-        `deliver(terminal_id, message)` sends the prompt (the API's `send_input` by default);
-        the phase machine passes its own, which also records the send in the run state.
+        `message` may be a builder, called once the stale file is out of the way (a prompt
+        that records what it has shown is built only when it goes out).
+        `deliver(terminal_id, message)` sends it (the API's `send_input` by default); the
+        loop's `TurnRunner` passes its own, which records the send in the run state.
         """
         self.ensure_response_dir()
         self.clear_stale_response(role)
-        (deliver or self.api.send_input)(terminal_id, message)
+        text = message() if callable(message) else message
+        (deliver or self.api.send_input)(terminal_id, text)
         return self.wait_for_response(terminal_id, role)
 
     def wait_for_response_file(self, terminal_id: str, role: str | Role) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -35,6 +36,17 @@ from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Transition", "TurnRunner", "turn_place"]
+
+
+class _Refused(Exception):
+    """A dead agent refused the prompt (nothing typed): bring it back and send again.
+
+    Raised by `TurnRunner._deliver` through `Handoff.send_and_receive`; never leaves turns.
+    """
+
+    def __init__(self, error: ApiHttpError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class Transition(Protocol):
@@ -87,11 +99,10 @@ class TurnRunner:
     def ask(self, terminal_key: str, where: str, build: Callable[[], str]) -> Response:
         """Send the role its prompt (unless a resumed run already did) and wait for the answer."""
         role = ROLE_BY_TERMINAL[terminal_key]
-        response = self._pending_answer(terminal_key, where, build)
+        response = self._pending_answer(terminal_key, where)
         if response is None:
             self._check_budget()
-            self._send(terminal_key, where, build)
-            response = self._await(terminal_key, where, build)
+            response = self._send_and_receive(terminal_key, where, build)
         terminal_id = self.state.terminals[terminal_key]
         self.events.emit(
             EventKind.ANSWER,
@@ -128,13 +139,12 @@ class TurnRunner:
             )
             raise
 
-    def _pending_answer(
-        self, terminal_key: str, where: str, build: Callable[[], str]
-    ) -> Response | None:
+    def _pending_answer(self, terminal_key: str, where: str) -> Response | None:
         """The answer to a prompt a stopped run already sent; None when it must be (re)sent.
 
         An answer archived just before the stop is taken from the archive; otherwise the
-        run waits for it (strictly), and sends the prompt again when none comes.
+        run waits for it (strictly), and sends the prompt again when none comes. An agent
+        that died since hands over its answer file if it wrote one, else it is asked again.
         """
         state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
@@ -146,37 +156,43 @@ class TurnRunner:
             return recovered
         terminal_id = state.terminals[terminal_key]
         if awaiting.get("agent_restarted") or awaiting.get("terminal_id") != terminal_id:
-            # The agent asked has died since: its answer file if it wrote one, else ask again.
             return self.handoff.take_if_present(terminal_id, role)
         self.log.info(
             f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
             "run stopped; waiting for that answer"
         )
         try:
-            return self._await(terminal_key, where, build, strict=True)
+            # That prompt may never have arrived: no reminders, and no fallback output.
+            return self.handoff.wait_for_response(terminal_id, role, strict=True, reminders=0)
         except MissingResponseError:
             self.log.warning(
                 f"no answer arrived from {role.title} for the earlier prompt; sending it again"
             )
             return None
+        except (AgentErrorStatus, ApiHttpError) as error:
+            if not self._is_dead_agent(error):
+                raise
+            self._bring_back(terminal_key, error)
+        return self.handoff.take_if_present(state.terminals[terminal_key], role)
 
-    def _await(
-        self,
-        terminal_key: str,
-        where: str,
-        build: Callable[[], str],
-        *,
-        strict: bool | None = None,
+    def _send_and_receive(
+        self, terminal_key: str, where: str, build: Callable[[], str]
     ) -> Response:
-        """Wait for the answer; an agent that dies meanwhile is brought back and asked again."""
+        """Send the prompt and wait for the answer through `Handoff.send_and_receive`.
+
+        An agent that dies meanwhile is brought back (AGENT_RESTARTS bounds it): one that
+        refused the prompt is sent it again; one that was working hands over its answer
+        file if it wrote one, else it is sent the prompt again.
+        """
         role = ROLE_BY_TERMINAL[terminal_key]
+        deliver = partial(self._deliver, terminal_key, where)
         while True:
             terminal_id = self.state.terminals[terminal_key]
             try:
-                # A prompt sent by an earlier run may never have arrived: no reminders then.
-                return self.handoff.wait_for_response(
-                    terminal_id, role, strict=strict, reminders=0 if strict else None
-                )
+                return self.handoff.send_and_receive(terminal_id, role, build, deliver=deliver)
+            except _Refused as refused:
+                self._bring_back(terminal_key, refused.error)
+                continue
             except (AgentErrorStatus, ApiHttpError) as error:
                 if not self._is_dead_agent(error):
                     raise
@@ -184,8 +200,6 @@ class TurnRunner:
             taken = self.handoff.take_if_present(self.state.terminals[terminal_key], role)
             if taken is not None:
                 return taken  # it wrote its answer, then died
-            self._send(terminal_key, where, build)
-            strict = None
 
     def _is_dead_agent(self, error: BatonError) -> bool:
         """An agent CLI gone (status error, terminal unknown, input refused) and restartable."""
@@ -210,54 +224,45 @@ class TurnRunner:
         with self.signals.critical():
             self.save()
 
-    def _send(self, terminal_key: str, where: str, build: Callable[[], str]) -> None:
-        """Clear the stale response file, record the prompt as going out, type it.
+    def _deliver(self, terminal_key: str, where: str, terminal_id: str, message: str) -> None:
+        """Archive the prompt, record it as going out, type it (the handoff's `deliver`).
 
         The state says "awaiting" before the prompt is typed: a run killed in between
         waits for an answer on resume (and sends again when none comes) instead of
-        typing the prompt twice.
+        typing the prompt twice. A refused prompt was not typed, so nothing is awaited.
         """
         state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
-        while True:
-            terminal_id = state.terminals[terminal_key]
-            self.handoff.ensure_response_dir()
-            self.handoff.clear_stale_response(role)
-            message = build()
-            self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
-            prompt_file = self._archive_prompt(message, role.output_key)
-            crash_point("prompt_archived")
+        self.log.info(f"{where}: {role.title} (terminal {terminal_id}) is working")
+        prompt_file = self._archive_prompt(message, role.output_key)
+        crash_point("prompt_archived")
 
-            def sending(tid: str = terminal_id, prompt: Path | None = prompt_file) -> None:
-                state.awaiting = {
-                    "role": role.output_key,
-                    "terminal_id": tid,
-                    "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                }
-                if prompt is not None:
-                    state.awaiting["prompt_file"] = str(prompt)
+        def sending() -> None:
+            state.awaiting = {
+                "role": role.output_key,
+                "terminal_id": terminal_id,
+                "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+            if prompt_file is not None:
+                state.awaiting["prompt_file"] = str(prompt_file)
 
-            with self.signals.critical():
-                self.transition(sending, clear_awaiting=False)
-                crash_point("before_send")
-                try:
-                    self.api.send_input(terminal_id, message)
-                except ApiHttpError as error:
-                    # Refused: nothing was typed, so nothing is awaited.
-                    self.explore.forget(terminal_id)
-                    self.transition(lambda: None)
-                    if not self._is_dead_agent(error):
-                        raise
-                    refused: ApiHttpError | None = error
-                except BaseException:
-                    self.explore.forget(terminal_id)
+        with self.signals.critical():
+            self.transition(sending, clear_awaiting=False)
+            crash_point("before_send")
+            try:
+                self.api.send_input(terminal_id, message)
+            except ApiHttpError as error:
+                # Refused: nothing was typed, so nothing is awaited.
+                self.explore.forget(terminal_id)
+                self.transition(lambda: None)
+                if not self._is_dead_agent(error):
                     raise
-                else:
-                    refused = None
-                crash_point("after_send")
-            if refused is None:
-                break
-            self._bring_back(terminal_key, refused)
+                crash_point("after_send")  # the send is over; a restart follows
+                raise _Refused(error) from error
+            except BaseException:
+                self.explore.forget(terminal_id)
+                raise
+            crash_point("after_send")
         self.events.emit(
             EventKind.PROMPT_SENT,
             role=role.output_key,
