@@ -183,14 +183,7 @@ class TerminalCreator:
                 self.registry.add_session(session)
             self.registry.add_terminal(record)
             self.runtime.remember(terminal_id, provider_impl, ctx)
-            self.watcher.track(
-                terminal_id=terminal_id,
-                session_name=session,
-                pane_id=window.pane_id,
-                provider=provider_impl,
-                ctx=ctx,
-                fresh=True,
-            )
+            self.watcher.track_record(record, provider_impl, ctx, fresh=True)
         self._on_launch(record)
         self.settle(record)
         if initial_message is not None:

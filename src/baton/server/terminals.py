@@ -235,12 +235,4 @@ class TerminalService:
             except ImportError:
                 logger.warning("terminal %s: provider %s missing", record.id, record.provider)
                 continue
-            self.watcher.track(
-                terminal_id=record.id,
-                session_name=record.session_name,
-                pane_id=record.pane_id,
-                provider=provider,
-                ctx=ctx,
-                fresh=False,
-                panes=panes,
-            )
+            self.watcher.track_record(record, provider, ctx, fresh=False, panes=panes)
