@@ -27,7 +27,7 @@ class _Terminals:
     sent: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
 
-    def create_terminal(self, **_: Any) -> dict[str, Any]:
+    def create_terminal(self, request: Any) -> dict[str, Any]:
         return {"id": "abcd1234", "status": str(self.created)}
 
     def record(self, terminal_id: str) -> _Record:

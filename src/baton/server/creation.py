@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_PROVIDER",
     "SESSION_PREFIX",
     "TERMINAL_ID_VARIABLE",
+    "CreateRequest",
     "ServiceTimings",
     "TerminalCreator",
 ]
@@ -54,6 +55,23 @@ class ServiceTimings:
 
     startup_timeout: float = 30.0  # first-run dialogs until a resting status
     accept_timeout: float = 10.0  # the screen must change after input is submitted
+
+
+@dataclass(frozen=True)
+class CreateRequest:
+    """What a caller asks of a new terminal; the HTTP routes and `run-step` both build one."""
+
+    agent_profile: str
+    new_session: bool
+    provider: str | None = None
+    working_directory: str | None = None
+    session_name: str | None = None
+    env_vars: Mapping[str, str] | None = None
+    initial_message: str | None = None
+    caller_id: str | None = None  # the creating terminal
+    group: Sequence[str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    allowed_tools: Sequence[str] | None = None
 
 
 class TerminalCreator:
@@ -89,28 +107,19 @@ class TerminalCreator:
         self.delivery = delivery
         self._guard = threading.Lock()
 
-    def create(
-        self,
-        *,
-        agent_profile: str,
-        provider: str | None = None,
-        working_directory: str | None = None,
-        session_name: str | None = None,
-        new_session: bool,
-        env_vars: Mapping[str, str] | None = None,
-        initial_message: str | None = None,
-        caller_id: str | None = None,
-        group: Sequence[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        allowed_tools: Sequence[str] | None = None,
-    ) -> TerminalRecord:
+    def create(self, request: CreateRequest) -> TerminalRecord:
         """Start a CLI in a new window (and session) and wait until it rests.
 
-        `env_vars` join the pane's environment; `initial_message` is typed in once the
-        CLI rests, and the outcome is kept as the terminal's `initial_delivery`.
-        `caller_id` (the creating terminal), `group`, `metadata` and `allowed_tools` are
+        The request's `env_vars` join the pane's environment; its `initial_message` is
+        typed in once the CLI rests, and the outcome is kept as the terminal's
+        `initial_delivery`. `caller_id`, `group`, `metadata` and `allowed_tools` are
         recorded as given.
         """
+        agent_profile, provider = request.agent_profile, request.provider
+        working_directory, session_name = request.working_directory, request.session_name
+        new_session, env_vars = request.new_session, request.env_vars
+        initial_message, caller_id = request.initial_message, request.caller_id
+        group, metadata, allowed_tools = request.group, request.metadata, request.allowed_tools
         if initial_message is not None:
             self.delivery.prepare(initial_message)  # blank or oversized: refused before creating
         profile = self.profiles.load(agent_profile)
@@ -183,14 +192,7 @@ class TerminalCreator:
                 self.registry.add_session(session)
             self.registry.add_terminal(record)
             self.runtime.remember(terminal_id, provider_impl, ctx)
-            self.watcher.track(
-                terminal_id=terminal_id,
-                session_name=session,
-                pane_id=window.pane_id,
-                provider=provider_impl,
-                ctx=ctx,
-                fresh=True,
-            )
+            self.watcher.track_record(record, provider_impl, ctx, fresh=True)
         self._on_launch(record)
         self.settle(record)
         if initial_message is not None:

@@ -31,6 +31,7 @@ from inotify_simple import flags as inotify_flags
 from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
 from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
+from baton.server.registry import TerminalRecord
 from baton.server.tmux import PaneInfo, TmuxServer
 from baton.status import TerminalStatus
 
@@ -78,30 +79,29 @@ class ScreenWatcher:
 
     # -- tracking ---------------------------------------------------------------------
 
-    def track(
+    def track_record(
         self,
-        *,
-        terminal_id: str,
-        session_name: str,
-        pane_id: str,
+        record: TerminalRecord,
         provider: Provider,
         ctx: TerminalContext,
+        *,
         fresh: bool,
         panes: dict[str, PaneInfo] | None = None,
     ) -> LiveTerminal:
-        """Follow a terminal. `fresh`: created just now, its log read from the first byte.
+        """Follow a terminal of the registry; creation, adoption and restart all come here.
 
-        Otherwise (adopted after a restart) the model is seeded from tmux in the watcher
-        thread; until then readers fall back to `capture-pane`. `panes` is a
-        `list-panes` answer when the caller has one (adopting many terminals at once).
+        `fresh`: created just now, its log read from the first byte. Otherwise (adopted
+        after a server restart, or its CLI respawned) the model is seeded from tmux in the
+        watcher thread; until then readers fall back to `capture-pane`. `panes` is a
+        `list-panes` answer when the caller has one (adopting many at once).
         """
         if panes is None:
             panes = self.tmux.list_panes() or {}
-        pane = panes.get(pane_id)
+        pane = panes.get(record.pane_id)
         live = LiveTerminal(
-            terminal_id=terminal_id,
-            session_name=session_name,
-            pane_id=pane_id,
+            terminal_id=record.id,
+            session_name=record.session_name,
+            pane_id=record.pane_id,
             provider=provider,
             ctx=ctx,
             columns=pane.width if pane else 200,
@@ -117,10 +117,10 @@ class ScreenWatcher:
         except OSError:
             watch = -1
         with self._guard:
-            self._terminals[terminal_id] = live
+            self._terminals[record.id] = live
             if watch >= 0:
                 self._by_watch[watch] = live
-                self._watches[terminal_id] = watch
+                self._watches[record.id] = watch
         self._later(lambda: self._watch_process(live))
         if live.verified or live.exited:
             self.evaluate(live)

@@ -55,13 +55,6 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
             pane_log=runtime_dir / "pane.log",
             gate_file=runtime_dir / ".launch-gate",
         )
-        service.watcher.track(
-            terminal_id=record.id,
-            session_name=record.session_name,
-            pane_id=record.pane_id,
-            provider=provider,
-            ctx=ctx,
-            fresh=False,
-        )
+        service.watcher.track_record(record, provider, ctx, fresh=False)
     service.creator.settle(record)
     return {**service.describe(record), "resumed": resumed_spec is not None}

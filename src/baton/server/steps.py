@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from baton.errors import BadRequestError, ServerError, StepFailedError
+from baton.server.creation import CreateRequest
 from baton.server.registry import TerminalRecord
 from baton.server.terminals import TerminalService
 from baton.status import TerminalStatus
@@ -144,13 +145,15 @@ class StepRunner:
         if working_directory is None and request.caller_id is not None:
             working_directory = self._caller_directory(request.caller_id)
         described = self.terminals.create_terminal(
-            agent_profile=request.agent,
-            provider=request.provider,
-            working_directory=working_directory,
-            session_name=request.session_name,
-            new_session=request.session_name is None,
-            caller_id=request.caller_id,
-            allowed_tools=request.allowed_tools,
+            CreateRequest(
+                agent_profile=request.agent,
+                provider=request.provider,
+                working_directory=working_directory,
+                session_name=request.session_name,
+                new_session=request.session_name is None,
+                caller_id=request.caller_id,
+                allowed_tools=request.allowed_tools,
+            )
         )
         record = self.terminals.record(described["id"])
         # A CLI may flicker busy once right after it first rests (Codex does): wait for a

@@ -14,13 +14,14 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from baton.server.creation import (
     DEFAULT_PROVIDER,
     TERMINAL_ID_VARIABLE,
+    CreateRequest,
     ServiceTimings,
     TerminalCreator,
 )
@@ -109,36 +110,9 @@ class TerminalService:
 
     # -- the API's verbs ------------------------------------------------------------------
 
-    def create_terminal(
-        self,
-        *,
-        agent_profile: str,
-        provider: str | None = None,
-        working_directory: str | None = None,
-        session_name: str | None = None,
-        new_session: bool,
-        env_vars: Mapping[str, str] | None = None,
-        initial_message: str | None = None,
-        caller_id: str | None = None,
-        group: Sequence[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        allowed_tools: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
+    def create_terminal(self, request: CreateRequest) -> dict[str, Any]:
         """Start a CLI (see `TerminalCreator.create`); describe the terminal."""
-        record = self.creator.create(
-            agent_profile=agent_profile,
-            provider=provider,
-            working_directory=working_directory,
-            session_name=session_name,
-            new_session=new_session,
-            env_vars=env_vars,
-            initial_message=initial_message,
-            caller_id=caller_id,
-            group=group,
-            metadata=metadata,
-            allowed_tools=allowed_tools,
-        )
-        return self.describe(record)
+        return self.describe(self.creator.create(request))
 
     def record(self, terminal_id: str) -> TerminalRecord:
         return self.reader.record(terminal_id)
@@ -235,12 +209,4 @@ class TerminalService:
             except ImportError:
                 logger.warning("terminal %s: provider %s missing", record.id, record.provider)
                 continue
-            self.watcher.track(
-                terminal_id=record.id,
-                session_name=record.session_name,
-                pane_id=record.pane_id,
-                provider=provider,
-                ctx=ctx,
-                fresh=False,
-                panes=panes,
-            )
+            self.watcher.track_record(record, provider, ctx, fresh=False, panes=panes)

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from baton.server.controls import check_group, check_metadata
+from baton.server.creation import CreateRequest
 from baton.server.routes.common import TERMINAL_ID_PATTERN, ServicesDep
 
 __all__ = ["CreateBody", "router"]
@@ -44,17 +45,19 @@ async def create_terminal(
     body = body or CreateBody()
     return await run_in_threadpool(
         lambda: services.terminals.create_terminal(
-            agent_profile=agent_profile,
-            provider=provider,
-            working_directory=working_directory,
-            session_name=session_name,
-            new_session="session_name" not in request.path_params,
-            env_vars=body.env_vars,
-            initial_message=body.initial_message,
-            caller_id=caller_id,
-            group=check_group(body.group),
-            metadata=check_metadata(body.metadata),
-            allowed_tools=[tool for tool in (allowed_tools or "").split(",") if tool],
+            CreateRequest(
+                agent_profile=agent_profile,
+                provider=provider,
+                working_directory=working_directory,
+                session_name=session_name,
+                new_session="session_name" not in request.path_params,
+                env_vars=body.env_vars,
+                initial_message=body.initial_message,
+                caller_id=caller_id,
+                group=check_group(body.group),
+                metadata=check_metadata(body.metadata),
+                allowed_tools=[tool for tool in (allowed_tools or "").split(",") if tool],
+            )
         )
     )
 
