@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +26,7 @@ import time
 from pathlib import Path
 
 import httpx
+from events_stream import CompletedListener, free_port
 from inotify_simple import INotify
 from inotify_simple import flags as inotify_flags
 
@@ -81,12 +80,6 @@ class SignalWatch:
         self._inotify.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=6)
@@ -95,7 +88,7 @@ def main() -> None:
     sock = Path(tempfile.mkdtemp(prefix="bt-")) / "tmux.sock"
     project = work / "project"
     (project / ".tmp" / "agent-responses").mkdir(parents=True)
-    port = _free_port()
+    port = free_port()
     after_osc: list[float] = []
     after_notify: list[float] = []
     with openai_model_server(Brain()) as model:
@@ -132,29 +125,11 @@ def main() -> None:
             for turn in range(args.turns):
                 name = ("analyst_summary.md", "programmer_summary.md")[turn % 2]
                 (project / ".tmp" / "agent-responses" / name).unlink(missing_ok=True)
-                arrived: list[float] = []
-                ready = threading.Event()
-
-                def listen(ready: threading.Event = ready, arrived: list[float] = arrived) -> None:
-                    params = {"terminal_id": terminal}
-                    with httpx.stream("GET", base + "/events", params=params, timeout=120) as s:
-                        for line in s.iter_lines():
-                            if not line.startswith("data: "):
-                                continue
-                            event = json.loads(line[6:])
-                            if event.get("previous_status") is None:
-                                ready.set()
-                            elif event.get("status") == "completed":
-                                arrived.append(time.perf_counter())
-                                return
-
-                listener = threading.Thread(target=listen, daemon=True)
-                listener.start()
-                ready.wait(10)
+                listener = CompletedListener(base, terminal)
                 watch.arm()
                 prompt = response_prompt(project, name, f"Round: {turn + 1}\nDo it.")
                 client.post(f"/terminals/{terminal}/input", json={"message": prompt})
-                listener.join(90)
+                arrived = [at] if (at := listener.join(90)) is not None else []
                 time.sleep(1.0)  # the notify program may run after the event
                 if arrived and watch.osc_at is not None:
                     after_osc.append(arrived[0] - watch.osc_at)

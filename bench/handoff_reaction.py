@@ -42,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+from events_stream import free_port
 
 from baton.demo.sample import write_sample_project
 from baton.orchestrator.events import read_events
@@ -104,7 +105,7 @@ def baton_serve(workdir: Path) -> Iterator[str]:
     """`baton serve` as a subprocess with its own state and private tmux; its URL."""
     socket_path = Path(tempfile.mkdtemp(prefix="baton-bench-")) / "tmux.sock"
     env = {**os.environ, "BATON_TMUX_SOCKET": str(socket_path)}
-    port = _free_port()
+    port = free_port()
     log = (workdir / "server.log").open("ab")
     process = subprocess.Popen(
         [
@@ -136,14 +137,6 @@ def baton_serve(workdir: Path) -> Iterator[str]:
         subprocess.run(["tmux", "-S", str(socket_path), "kill-server"], capture_output=True)
         shutil.rmtree(socket_path.parent, ignore_errors=True)
         log.close()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def run_once(api: str, root: Path, *, watch: bool) -> tuple[list[float], list[float], int]:

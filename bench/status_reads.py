@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -42,17 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from events_stream import CompletedListener, free_port
 from inotify_simple import INotify
 from inotify_simple import flags as inotify_flags
 
 ROOT = Path(__file__).resolve().parents[1]
 MOCK_CLI_DIR = ROOT / "bench" / "bin"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _percentiles(samples: list[float]) -> str:
@@ -102,7 +96,7 @@ def _wait_healthy(base_url: str, process: subprocess.Popen[bytes], path: str) ->
 
 
 def start_baton(work: Path) -> Server:
-    port = _free_port()
+    port = free_port()
     state = work / "baton-state"
     sock = Path(tempfile.mkdtemp(prefix="bt-")) / "tmux.sock"
     env = {
@@ -135,7 +129,7 @@ def start_baton(work: Path) -> Server:
 
 
 def start_cao(work: Path, executable: Path) -> Server:
-    port = _free_port()
+    port = free_port()
     home = work / "cao-home"
     home.mkdir()
     # Panes start a login shell, whose profile resets PATH: put mock_cli back on it.
@@ -331,30 +325,10 @@ def baton_turn_ends(server: Server, turns: int) -> tuple[list[float], list[float
             watch = LogWatch(log, b"Worked for")
             arrived: list[float] = []
             if use_stream:
-                ready = threading.Event()
-
-                def listen(ready: threading.Event = ready, arrived: list[float] = arrived) -> None:
-                    with httpx.stream(
-                        "GET",
-                        server.base_url + "/events",
-                        params={"terminal_id": terminal},
-                        timeout=60,
-                    ) as stream:
-                        for line in stream.iter_lines():
-                            if not line.startswith("data: "):
-                                continue
-                            event = json.loads(line[6:])
-                            if event.get("previous_status") is None:
-                                ready.set()
-                            elif event.get("status") == "completed":
-                                arrived.append(time.perf_counter())
-                                return
-
-                listener = threading.Thread(target=listen, daemon=True)
-                listener.start()
-                ready.wait(10)
+                listener = CompletedListener(server.base_url, terminal, timeout=60)
                 client.post(f"/terminals/{terminal}/input", params={"message": f"turn {turn}"})
-                listener.join(30)
+                if (at := listener.join(30)) is not None:
+                    arrived.append(at)
             else:
                 client.post(f"/terminals/{terminal}/input", params={"message": f"turn {turn}"})
                 status = client.get(f"/terminals/{terminal}").json()["status"]
