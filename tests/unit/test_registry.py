@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from baton.server.registry import MessageStatus, Registry, TerminalRecord
+from baton.server.records import MessageStatus, TerminalRecord
+from baton.server.registry import Registry
 
 # The schema of the first release, before caller_id, last_active, group and metadata.
 _FIRST_SCHEMA = """

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import BadRequestError, NotFoundError
-from baton.server.registry import TerminalRecord
+from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
 
 __all__ = [

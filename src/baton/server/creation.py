@@ -26,7 +26,8 @@ from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
 from baton.server.profiles import ProfileStore
 from baton.server.reading import INITIAL_DELIVERY, TerminalReader
-from baton.server.registry import Registry, TerminalRecord
+from baton.server.records import TerminalRecord
+from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.tmux import TmuxServer
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from baton.errors import NotFoundError, ServerError
-from baton.server.registry import InboxMessage, MessageStatus, iso_utc
+from baton.server.records import InboxMessage, MessageStatus, iso_utc
 from baton.server.terminals import TerminalService
 
 __all__ = ["InboxService", "message_json"]

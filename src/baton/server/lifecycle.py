@@ -13,7 +13,8 @@ from baton.server.creation import TERMINAL_ID_VARIABLE
 from baton.server.live import ScreenWatcher
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.reading import TerminalReader
-from baton.server.registry import Registry, TerminalRecord
+from baton.server.records import TerminalRecord
+from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.tmux import TmuxServer
 

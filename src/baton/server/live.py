@@ -31,7 +31,7 @@ from inotify_simple import flags as inotify_flags
 from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
 from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
-from baton.server.registry import TerminalRecord
+from baton.server.records import TerminalRecord
 from baton.server.tmux import PaneInfo, TmuxServer
 from baton.status import TerminalStatus
 

@@ -15,7 +15,8 @@ from typing import Any
 from baton.errors import NotFoundError
 from baton.screen import normalize_screen
 from baton.server.live import LiveTerminal, ScreenWatcher
-from baton.server.registry import Registry, TerminalRecord, iso_utc
+from baton.server.records import TerminalRecord, iso_utc
+from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus

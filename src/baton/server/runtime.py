@@ -14,7 +14,7 @@ from baton.errors import BadRequestError
 from baton.providers import Provider, TerminalContext, get_provider
 from baton.providers.base import AgentProfile
 from baton.server.profiles import ProfileStore
-from baton.server.registry import TerminalRecord
+from baton.server.records import TerminalRecord
 from baton.server.tmux import TmuxServer
 
 __all__ = ["TerminalRuntime"]

@@ -13,7 +13,7 @@ from baton.errors import InputNotAcceptedError, TerminalExitedError
 from baton.server.creation import ServiceTimings
 from baton.server.delivery import MessageDelivery
 from baton.server.reading import TerminalReader
-from baton.server.registry import TerminalRecord
+from baton.server.records import TerminalRecord
 from baton.server.runtime import TerminalRuntime
 from baton.server.tmux import TmuxServer
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from baton.errors import NotFoundError
-from baton.server.registry import TerminalRecord
+from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
 
 __all__ = ["SessionService"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from baton.errors import BadRequestError, ServerError, StepFailedError
 from baton.server.creation import CreateRequest
-from baton.server.registry import TerminalRecord
+from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
 from baton.status import TerminalStatus
 

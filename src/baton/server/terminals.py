@@ -31,7 +31,8 @@ from baton.server.lifecycle import TerminalLifecycle
 from baton.server.live import LiveTerminal, ScreenWatcher
 from baton.server.profiles import ProfileStore
 from baton.server.reading import TerminalReader
-from baton.server.registry import Registry, TerminalRecord
+from baton.server.records import TerminalRecord
+from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.sending import InputSender
 from baton.server.tmux import TmuxServer

@@ -9,7 +9,7 @@ from starlette.concurrency import run_in_threadpool
 
 from baton.errors import BadRequestError
 from baton.server.inbox import message_json
-from baton.server.registry import MessageStatus
+from baton.server.records import MessageStatus
 from baton.server.routes.common import ServicesDep, TerminalId
 
 __all__ = ["router"]
