@@ -57,13 +57,14 @@ class Team:
         return ""
 
 
-def _run(tmp_path: Path, answers: dict[str, Answer], **limits: int) -> tuple[int, RunState, Team]:
-    settings = Settings(wd=tmp_path, prompt=PROMPT, **limits)  # type: ignore[arg-type]
+def _machine(
+    tmp_path: Path, settings: Settings, team: Team, handoff_type: type[Handoff] = Handoff
+) -> tuple[PhaseMachine, RunState, Handoff]:
+    """A phase machine over the fake team, with a real Handoff (or a subclass of it)."""
     state = RunState(wd=str(tmp_path), prompt=PROMPT, terminals={k: k for k in ROLE_BY_TERMINAL})
-    team = Team(tmp_path, answers)
     log = RunLog(io.StringIO())
     explore = ExploreTracker("explore")
-    handoff = Handoff(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
+    handoff = handoff_type(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
     machine = PhaseMachine(
         settings,
         team,  # type: ignore[arg-type]
@@ -75,6 +76,13 @@ def _run(tmp_path: Path, answers: dict[str, Answer], **limits: int) -> tuple[int
         PromptComposer(settings, state, parse_prompt(PROMPT), explore),
         explore,
     )
+    return machine, state, handoff
+
+
+def _run(tmp_path: Path, answers: dict[str, Answer], **limits: int) -> tuple[int, RunState, Team]:
+    settings = Settings(wd=tmp_path, prompt=PROMPT, **limits)
+    team = Team(tmp_path, answers)
+    machine, state, _ = _machine(tmp_path, settings, team)
     return machine.run(), state, team
 
 
@@ -150,11 +158,9 @@ def test_every_turn_of_the_loop_goes_through_send_and_receive(tmp_path: Path) ->
         "tester": lambda _: "RESULT: PASS\n",
     }
     settings = Settings(wd=tmp_path, prompt=PROMPT, max_rounds=1, max_review_cycles=1)
-    state = RunState(wd=str(tmp_path), prompt=PROMPT, terminals={k: k for k in ROLE_BY_TERMINAL})
     team = Team(tmp_path, answers)
-    log = RunLog(io.StringIO())
-    explore = ExploreTracker("explore")
-    handoff = RecordingHandoff(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
+    machine, _, handoff = _machine(tmp_path, settings, team, RecordingHandoff)
+    assert isinstance(handoff, RecordingHandoff)
     original_send = team.send_input
 
     def send_input(terminal_id: str, message: str) -> None:
@@ -162,17 +168,6 @@ def test_every_turn_of_the_loop_goes_through_send_and_receive(tmp_path: Path) ->
         original_send(terminal_id, message)
 
     team.send_input = send_input  # type: ignore[method-assign]
-    machine = PhaseMachine(
-        settings,
-        team,  # type: ignore[arg-type]
-        log,
-        SignalGuard(),
-        state,
-        tmp_path / "state.json",
-        handoff,
-        PromptComposer(settings, state, parse_prompt(PROMPT), explore),
-        explore,
-    )
     assert machine.run() == 0
     turn = [("clear_stale_response", True), ("send_input", True), ("wait_for_response", True)]
     assert handoff.steps == turn * 5  # analyst, peer, programmer, peer, tester
