@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 from tests.e2e.clis import require_cli
 from tests.e2e.model.brain import Brain, TurnRecord
+from tests.support.run_env import RUN_VARIABLES
 from tests.support.server import ServerProcess, running_baton_server
 
 from baton.demo.sample import SampleProject
-from baton.orchestrator.config import SETTING_KEYS
 from baton.roles import ROLES
 
 __all__ = [
@@ -39,10 +39,6 @@ __all__ = [
     "team_server",
 ]
 
-# Settings of `baton run` that must not leak in from the developer's shell.
-_RUN_VARIABLES = frozenset(
-    [key.env for key in SETTING_KEYS] + ["PROMPT", "PROMPT_FILE", "BATON_TOKEN"]
-)
 _ROLE_BY_PROFILE = {role.profile: role.output_key for role in ROLES}
 _LOOP_TIMEOUT_SECONDS = 900
 
@@ -123,7 +119,7 @@ def run_loop(
     **settings: str,
 ) -> LoopResult:
     """Run `baton run` to its end against the team's server; the process group is reaped."""
-    env = {key: value for key, value in os.environ.items() if key not in _RUN_VARIABLES}
+    env = {key: value for key, value in os.environ.items() if key not in RUN_VARIABLES}
     env |= {
         "API": team.server.base_url,
         "PROVIDER": provider,

@@ -8,7 +8,6 @@ the orchestrator records each turn's share as a `tokens` event.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from tests.support.receiver import running_receiver
+from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess
 
 from baton.demo.sample import SampleProject, write_sample_project
@@ -37,23 +37,7 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _env(server: ServerProcess, project: SampleProject, **extra: str) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "API": server.base_url,
-        "PROVIDER": "scripted",
-        "WD": str(project.root),
-        "PROMPT": project.prompt(),
-        "POLL_SECONDS": "0.2",
-        "IDLE_GRACE_SECONDS": "5",
-        "NOTIFY_DESKTOP": "0",
-        **extra,
-    }
-    for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "MAX_COST_USD"):
-        if name not in extra:
-            env.pop(name, None)
-    if "MAX_TOKENS" not in extra:
-        env.pop("MAX_TOKENS", None)
-    return env
+    return scripted_run_env(server.base_url, project, **{"CLEANUP_ON_EXIT": None, **extra})
 
 
 def _events(project: SampleProject) -> list[dict[str, Any]]:

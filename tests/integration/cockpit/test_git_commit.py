@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess
 
 from baton.demo.sample import write_sample_project
@@ -159,18 +159,7 @@ def test_a_scripted_run_commits_its_fix(baton_server: ServerProcess, tmp_path: P
     git(project.root, "init", "--quiet", "--initial-branch=main")
     git(project.root, "add", "-A")
     git(project.root, "commit", "--quiet", "-m", "sample")
-    env = {
-        **os.environ,
-        "API": baton_server.base_url,
-        "PROVIDER": "scripted",
-        "PROMPT": project.prompt(),
-        "POLL_SECONDS": "0.2",
-        "IDLE_GRACE_SECONDS": "5",
-        "NOTIFY_DESKTOP": "0",
-        "CLEANUP_ON_EXIT": "1",
-    }
-    for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "WD", "MAX_TOKENS"):
-        env.pop(name, None)
+    env = scripted_run_env(baton_server.base_url, project, WD=None)  # WD: the option
     completed = subprocess.run(
         [sys.executable, "-m", "baton", "run", "--wd", str(project.root), "--post-git-commit"],
         env=env,

@@ -8,12 +8,12 @@ paste early and type `/exit` into the analyst's CLI (which quits on it).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess
 
 from baton.demo.sample import write_sample_project
@@ -36,19 +36,8 @@ def test_hostile_test_output_is_forwarded_as_text(
         ),
         encoding="utf-8",
     )
-    env = {
-        **os.environ,
-        "API": baton_server.base_url,
-        "PROVIDER": "scripted",
-        "WD": str(project.root),
-        "PROMPT": project.prompt(),
-        "POLL_SECONDS": "0.2",
-        "IDLE_GRACE_SECONDS": "5",
-        "CLEANUP_ON_EXIT": "1",
-    }
-    for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "AGENT_RESTARTS"):
-        env.pop(name, None)
-    env["AGENT_RESTARTS"] = "0"  # an analyst that quit must fail the run, not be revived
+    # AGENT_RESTARTS=0: an analyst that quit must fail the run, not be revived.
+    env = scripted_run_env(baton_server.base_url, project, AGENT_RESTARTS="0")
     completed = subprocess.run(
         [sys.executable, "-m", "baton", "run"],
         env=env,

@@ -6,12 +6,12 @@ failing (a real FAIL from the tester), the second fixes it (a real PASS).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess
 
 from baton.demo.sample import write_sample_project
@@ -21,18 +21,7 @@ pytestmark = pytest.mark.tmux
 
 def test_two_rounds_against_baton_serve(baton_server: ServerProcess, tmp_path: Path) -> None:
     project = write_sample_project(tmp_path / "project")
-    env = {
-        **os.environ,
-        "API": baton_server.base_url,
-        "PROVIDER": "scripted",
-        "WD": str(project.root),
-        "PROMPT": project.prompt(),
-        "POLL_SECONDS": "0.2",
-        "IDLE_GRACE_SECONDS": "5",
-        "CLEANUP_ON_EXIT": "1",
-    }
-    for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS"):
-        env.pop(name, None)
+    env = scripted_run_env(baton_server.base_url, project)
     completed = subprocess.run(
         [sys.executable, "-m", "baton", "run"],
         env=env,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.support.run_env import scripted_run_env
 from tests.support.server import running_baton_server
 
 from baton.demo.sample import write_sample_project
@@ -50,18 +51,7 @@ def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
     with running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "2"}) as server:
         project = write_sample_project(tmp_path / "project")
         state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
-        env = {
-            **os.environ,
-            "API": server.base_url,
-            "PROVIDER": "scripted",
-            "WD": str(project.root),
-            "PROMPT": project.prompt(),
-            "POLL_SECONDS": "0.2",
-            "IDLE_GRACE_SECONDS": "5",
-            "CLEANUP_ON_EXIT": "1",
-        }
-        for name in ("STATE_FILE", "RESUME", "PROMPT_FILE", "MAX_ROUNDS", "AGENT_RESTARTS"):
-            env.pop(name, None)
+        env = scripted_run_env(server.base_url, project)
         stderr_path = tmp_path / "run.stderr"
         with stderr_path.open("w") as stderr:
             run = subprocess.Popen(
