@@ -155,12 +155,26 @@ def test_a_file_event_never_takes_a_stale_status_from_the_stream(tmp_path: Path)
     assert api.reads == 2
 
 
-def test_a_status_event_saying_error_stops_the_wait(tmp_path: Path) -> None:
-    api = Statuses(["processing"])
+def test_a_status_event_saying_error_stops_the_wait_once_the_server_says_so(
+    tmp_path: Path,
+) -> None:
+    api = Statuses(["processing", "error"])
     handoff, _, waiter, _ = _handoff(tmp_path, api, [lambda: "status"])
     waiter.told = "error"
     with pytest.raises(AgentErrorStatus):
         handoff.wait_for_response_file("t1", "tester")
+    assert api.reads == 2
+
+
+def test_a_late_error_event_about_a_replaced_cli_does_not_stop_the_wait(tmp_path: Path) -> None:
+    """The stream's `error` spoke of the CLI that died; the one brought back is working."""
+    path = response_path_for("tester", tmp_path)
+    api = Statuses(["processing", "processing", "completed"])
+    handoff, _, waiter, _ = _handoff(
+        tmp_path, api, [lambda: "status", _write(path, "RESULT: PASS")]
+    )
+    waiter.told = "error"
+    assert handoff.wait_for_response_file("t1", "tester") == "RESULT: PASS"
 
 
 def test_after_a_file_event_status_is_reread_at_doubling_intervals_up_to_poll(

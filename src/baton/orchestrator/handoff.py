@@ -328,7 +328,9 @@ class Handoff:
             if self.waiter.latest_status(terminal_id) is None:
                 pace.hurry()  # no live status stream: read again soon
             return None
-        return self.waiter.latest_status(terminal_id)
+        told = self.waiter.latest_status(terminal_id)
+        # An error is read afresh too: the event may be late, about a CLI already replaced.
+        return None if told == TerminalStatus.ERROR else told
 
     def _remind(self, terminal_id: str, role: Role, path: Path, who: str) -> None:
         """Ask an agent at rest without its response file to write it (MAX_FILE_REMINDERS)."""
