@@ -109,14 +109,19 @@ def test_a_failed_round_starts_the_next_with_no_peer_feedback(tmp_path: Path) ->
     assert (saved["final_status"], saved["current_phase"]) == ("PASS", "done")
 
 
-def test_reviewer_notes_reach_the_author_in_the_next_cycle(tmp_path: Path) -> None:
-    answers = {
+def _revising_team() -> dict[str, Answer]:
+    """Authors with their summaries, peers who always ask for more, a tester who passes."""
+    return {
         "analyst": lambda _: ANALYST,
         "peer_analyst": revise("peer analyst"),
         "programmer": lambda _: PROGRAMMER,
         "peer_programmer": revise("peer programmer"),
         "tester": lambda _: "RESULT: PASS\n",
     }
+
+
+def test_reviewer_notes_reach_the_author_in_the_next_cycle(tmp_path: Path) -> None:
+    answers = _revising_team()
     code, state, team = _run(tmp_path, answers, max_rounds=1, max_review_cycles=2)
     assert code == 0
     notes = "Latest peer analyst feedback:\nREVIEW_NOTES:\n- peer analyst wants more"
@@ -150,13 +155,7 @@ class RecordingHandoff(Handoff):
 
 def test_every_turn_of_the_loop_goes_through_send_and_receive(tmp_path: Path) -> None:
     """The loop and `send_and_wait` share one path: clear stale, send, wait, in that order."""
-    answers = {
-        "analyst": lambda _: ANALYST,
-        "peer_analyst": revise("peer analyst"),
-        "programmer": lambda _: PROGRAMMER,
-        "peer_programmer": revise("peer programmer"),
-        "tester": lambda _: "RESULT: PASS\n",
-    }
+    answers = _revising_team()
     settings = Settings(wd=tmp_path, prompt=PROMPT, max_rounds=1, max_review_cycles=1)
     team = Team(tmp_path, answers)
     machine, _, handoff = _machine(tmp_path, settings, team, RecordingHandoff)
