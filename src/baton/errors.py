@@ -3,6 +3,7 @@
     BatonError                      base of everything below
     ├── ConfigError                 a bad env var, JSON config or prompt (names the key)
     ├── StateFileError              a state file that cannot be read, written or resumed
+    │   └── RunLockedError          another `baton run` is driving that state file now
     ├── RunInterrupted              SIGINT/SIGTERM arrived; carries the signal number
     ├── BudgetExhausted             MAX_TOKENS or MAX_COST_USD reached; the run is resumable
     ├── GitCommitError              POST_GIT_COMMIT could not commit the change
@@ -54,6 +55,7 @@ __all__ = [
     "NotFoundError",
     "ReportError",
     "RunInterrupted",
+    "RunLockedError",
     "ServerError",
     "StateFileError",
     "StepFailedError",
@@ -72,6 +74,10 @@ class ConfigError(BatonError):
 
 class StateFileError(BatonError):
     """The state file cannot be read, written or resumed from."""
+
+
+class RunLockedError(StateFileError):
+    """Another live `baton run` holds the state file's driver lock; this one must not drive."""
 
 
 class BudgetExhausted(BatonError):

@@ -23,6 +23,7 @@ from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.driver_lock import DriverLock
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Handoff
@@ -75,12 +76,14 @@ class Orchestrator:
         # The run record, once the archive is known; the notifier listens from the start.
         self.events = RunEvents(None, listeners=[self.notifier])
         self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
+        self.driver_lock = DriverLock(self.state_path)
 
     # --- the whole run ---
 
     def run(self) -> int:
         self.signals.install()
         try:
+            self._take_driver_lock()
             try:
                 return self._run()
             except BudgetExhausted:
@@ -91,8 +94,26 @@ class Orchestrator:
             finally:
                 self._shutdown()
         finally:
+            self.driver_lock.release()
             self.notifier.close()
             self.signals.restore()
+
+    def _take_driver_lock(self) -> None:
+        """Be the state file's only driver, or stop (RunLockedError) before reading it.
+
+        A folder where the lock cannot be made is left to the preflight checks, which
+        name it before anything is created.
+        """
+        try:
+            self.driver_lock.acquire()
+        except OSError:
+            return
+        dead = self.driver_lock.taken_over
+        if dead is not None:
+            self.log.warning(
+                f"taking over {self.state_path} from the baton run that drove it "
+                f"({dead.describe()}), which is no longer running"
+            )
 
     def _run(self) -> int:
         prepared = prepare_run(self.settings, self.log)
