@@ -36,7 +36,13 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.startup import PreparedRun, prepare_run
-from baton.orchestrator.state import FinalStatus, RunState, remove_stale_temp_files, save_state
+from baton.orchestrator.state import (
+    FinalStatus,
+    RunState,
+    load_state,
+    remove_stale_temp_files,
+    save_state,
+)
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
@@ -291,6 +297,18 @@ class Orchestrator:
         )
         return 0 if state.final_status == FinalStatus.PASS else 1
 
+    def _unsaved_note(self, error: StateFileError) -> str:
+        """What a failed last save leaves: the earlier saved state, intact, or nothing."""
+        try:
+            kept = load_state(self.state_path)
+        except StateFileError:
+            return f"{error}; no earlier state was saved, so there is nothing to resume"
+        return (
+            f"{error}; the last saved state (round {kept.current_round}, phase "
+            f"{kept.current_phase}, saved {kept.updated_at or 'earlier'}) is intact: once "
+            f"{self.state_path.parent} can be written again, run `baton run` again to resume"
+        )
+
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
         self.signals.hold()
@@ -299,12 +317,11 @@ class Orchestrator:
             self.watcher = None
         if self.state is None:
             return  # stopped before anything was created: nothing to save or clean up
-        saved = True
+        unsaved: StateFileError | None = None
         try:
             save_state(self.state, self.state_path)
         except StateFileError as error:
-            saved = False
-            self.log.warning(str(error))
+            unsaved = error
         self.events.emit(
             EventKind.RUN_END,
             final_status=self.state.final_status,
@@ -313,14 +330,14 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
-        if saved:
+        if unsaved is None:
             self.state.exit_complete = True
             try:
                 save_state(self.state, self.state_path)
             except StateFileError as error:
                 self.log.warning(str(error))
-        if not saved:
-            self.log.warning(f"no state could be saved to {self.state_path}; nothing to resume")
+        if unsaved is not None:
+            self.log.warning(self._unsaved_note(unsaved))
         elif self.state.final_status == FinalStatus.RUNNING:
             self.log.info(
                 f"state saved to {self.state_path}; run `baton run` again to resume "
