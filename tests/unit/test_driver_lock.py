@@ -22,9 +22,8 @@ def state_path(tmp_path: Path) -> Path:
 def test_a_second_lock_on_the_same_state_file_is_refused_naming_the_first(
     state_path: Path,
 ) -> None:
-    with DriverLock(state_path):
-        with pytest.raises(RunLockedError) as refused:
-            DriverLock(state_path).acquire()
+    with DriverLock(state_path), pytest.raises(RunLockedError) as refused:
+        DriverLock(state_path).acquire()
     message = str(refused.value)
     assert f"pid {os.getpid()} on host " in message
     assert str(state_path) in message and "baton watch " in message
