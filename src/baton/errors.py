@@ -25,6 +25,7 @@
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
         ├── EmptyMessageError       a message with nothing to submit (422)
         ├── MessageTooLargeError    a message over the server's size limit (413)
+        ├── StorageFullError        the state directory's disk is full or failing (507)
         └── TmuxError               a tmux command failed
 
 `baton.cli` turns each of them into one line on stderr and an exit code.
@@ -57,6 +58,7 @@ __all__ = [
     "ServerError",
     "StateFileError",
     "StepFailedError",
+    "StorageFullError",
     "TerminalExitedError",
     "TmuxError",
 ]
@@ -211,6 +213,12 @@ class MessageTooLargeError(ServerError):
     """The message is larger than the server's limit (`--max-message-bytes`)."""
 
     status_code = 413
+
+
+class StorageFullError(ServerError):
+    """The server cannot write its state: the disk under the state directory is full or failing."""
+
+    status_code = 507
 
 
 class TmuxError(ServerError):
