@@ -25,6 +25,7 @@
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
         ├── EmptyMessageError       a message with nothing to submit (422)
         ├── MessageTooLargeError    a message over the server's size limit (413)
+        ├── ForbiddenError          a terminal's own token used beyond that terminal (403)
         ├── StorageFullError        the state directory's disk is full or failing (507)
         └── TmuxError               a tmux command failed
 
@@ -46,6 +47,7 @@ __all__ = [
     "CockpitError",
     "ConfigError",
     "EmptyMessageError",
+    "ForbiddenError",
     "GitCommitError",
     "HandoffError",
     "HandoffTimeout",
@@ -213,6 +215,12 @@ class MessageTooLargeError(ServerError):
     """The message is larger than the server's limit (`--max-message-bytes`)."""
 
     status_code = 413
+
+
+class ForbiddenError(ServerError):
+    """A terminal's own token asked for something that terminal may not do."""
+
+    status_code = 403
 
 
 class StorageFullError(ServerError):

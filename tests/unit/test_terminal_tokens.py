@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from baton.server.records import TerminalRecord
-from baton.server.scopes import refusal
+from baton.server.scopes import refusal, step_refusal
 from baton.server.terminal_tokens import (
     CAO_TOKEN_VARIABLE,
     TERMINAL_TOKEN_VARIABLE,
@@ -100,6 +100,8 @@ def _refusal(method: str, path: str, own: TerminalRecord, **query: str) -> str |
         ("POST", "/sessions/team/terminals", SUPERVISOR, {"caller_id": "aaaaaaaa"}),
         ("GET", "/sessions/team/terminals", SUPERVISOR, {}),
         ("GET", "/terminals/eeeeeeee", SUPERVISOR, {}),  # unknown: the route's 404
+        ("POST", "/terminals/run-step", SUPERVISOR, {}),  # its body: step_refusal
+        ("GET", "/handoff-results/job-1", SUPERVISOR, {}),
     ],
 )
 def test_what_a_terminal_may_do(
@@ -124,7 +126,6 @@ def test_what_a_terminal_may_do(
         ("DELETE", "/sessions/team", SUPERVISOR, {}),
         ("GET", "/sessions", SUPERVISOR, {}),
         ("GET", "/events", SUPERVISOR, {}),
-        ("POST", "/terminals/run-step", SUPERVISOR, {}),
     ],
 )
 def test_what_a_terminal_may_not_do(
@@ -153,3 +154,28 @@ def test_the_serving_process_drops_credentials_and_cannot_be_read_by_its_agents(
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.splitlines() == ["['OTHER_TOKEN']", "0"]
+
+
+@pytest.mark.parametrize(
+    ("session_name", "caller_id", "reuse", "allowed"),
+    [
+        ("team", "aaaaaaaa", None, True),  # CAO's handoff: a worker in its own session
+        ("team", "aaaaaaaa", "bbbbbbbb", True),  # reusing its own worker
+        ("team", "aaaaaaaa", "cccccccc", False),  # reusing a stranger
+        (None, "aaaaaaaa", None, False),  # a new session
+        ("elsewhere", "aaaaaaaa", None, False),
+        ("team", None, None, False),
+        ("team", "bbbbbbbb", None, False),  # in another terminal's name
+    ],
+)
+def test_what_step_a_terminal_may_run(
+    session_name: str | None, caller_id: str | None, reuse: str | None, allowed: bool
+) -> None:
+    reason = step_refusal(
+        SUPERVISOR,
+        session_name=session_name,
+        caller_id=caller_id,
+        reuse_terminal_id=reuse,
+        lookup=RECORDS.get,
+    )
+    assert (reason is None) is allowed, reason

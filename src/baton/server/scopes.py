@@ -3,7 +3,9 @@
 An agent's tools (handoff, assign, send_message, list_siblings, …) act from inside one
 terminal. With its terminal token (`terminal_tokens.py`) that terminal may:
 
-- create a terminal in its own session, naming itself as `caller_id` (handoff, assign);
+- create a terminal in its own session, naming itself as `caller_id` (assign), or run a
+  step there the same way (`run-step`, CAO's handoff; its body is checked by the route
+  with `step_refusal`) and read a step's result again (`/handoff-results/{job id}`);
 - read, type into, message and press keys in itself, the terminals it created and the
   terminal that created it (CAO's caller rules: a worker answers its supervisor);
 - exit or delete itself and the terminals it created;
@@ -21,7 +23,10 @@ from collections.abc import Callable, Mapping
 
 from baton.server.records import TerminalRecord
 
-__all__ = ["Lookup", "refusal"]
+__all__ = ["ACTING_TERMINAL", "Lookup", "refusal", "step_refusal"]
+
+# Where the middleware leaves the terminal a terminal token acts for (`request.state`).
+ACTING_TERMINAL = "acting_terminal"
 
 Lookup = Callable[[str], TerminalRecord | None]
 
@@ -56,6 +61,10 @@ def refusal(
     if method == "HEAD":
         method = "GET"
     denied = f"terminal {own.id}'s token may not {method} {path}"
+    if (method, path) == ("POST", "/terminals/run-step"):
+        return None  # what the step may do is read from its body: `step_refusal`
+    if method == "GET" and path.startswith("/handoff-results/"):
+        return None  # job ids are the client's own unguessable names
     terminal = _TERMINAL.match(path)
     if terminal is not None:
         target_id, rest = terminal.group(1), terminal.group(2) or ""
@@ -89,3 +98,20 @@ def _allowed(rule: str, own: TerminalRecord, target_id: str, lookup: Lookup) -> 
     if target.caller_id == own.id:
         return True
     return rule == "related" and own.caller_id == target_id
+
+
+def step_refusal(
+    own: TerminalRecord,
+    *,
+    session_name: str | None,
+    caller_id: str | None,
+    reuse_terminal_id: str | None,
+    lookup: Lookup,
+) -> str | None:
+    """None when terminal `own` may run this step (a worker of its own); else why not."""
+    denied = f"terminal {own.id}'s token may not POST /terminals/run-step"
+    if session_name != own.session_name or caller_id != own.id:
+        return f"{denied} (only in its own session {own.session_name!r} with caller_id {own.id!r})"
+    if reuse_terminal_id is not None and not _allowed("mine", own, reuse_terminal_id, lookup):
+        return f"{denied} (it may reuse only itself and the terminals it created)"
+    return None

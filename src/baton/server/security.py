@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from baton.errors import ConfigError
-from baton.server.scopes import Lookup, refusal
+from baton.server.scopes import ACTING_TERMINAL, Lookup, refusal
 from baton.server.terminal_tokens import TerminalTokens
 
 __all__ = [
@@ -145,4 +145,7 @@ class LocalOnlyMiddleware:
             return 401, "missing or wrong bearer token (set BATON_TOKEN)"
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         reason = refusal(scope["method"], scope["path"], query, own, self.lookup)
-        return None if reason is None else (403, reason)
+        if reason is not None:
+            return 403, reason
+        scope.setdefault("state", {})[ACTING_TERMINAL] = own  # for checks on the body
+        return None

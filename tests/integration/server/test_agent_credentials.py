@@ -124,6 +124,27 @@ def test_a_terminal_token_does_its_own_acts_and_nothing_else(
             == 200
         )
         assert agent.get(f"/terminals/{own}/siblings").status_code == 200
+        # CAO's handoff: one run-step in its own session, naming itself as caller.
+        step = agent.post(
+            "/terminals/run-step",
+            json={
+                "provider": "scripted",
+                "agent": "programmer",
+                "prompt": "Round: 1",
+                "session_name": supervisor["session_name"],
+                "caller_id": own,
+                "timeout": 60,
+            },
+        )
+        assert step.status_code == 200, step.text
+        elsewhere = agent.post(
+            "/terminals/run-step",
+            json={"provider": "scripted", "agent": "programmer", "prompt": "x", "caller_id": own},
+        )
+        assert elsewhere.status_code == 403
+        assert elsewhere.json()["detail"].startswith(
+            f"terminal {own}'s token may not POST /terminals/run-step"
+        )
 
         for method, path, params in [
             ("POST", f"/terminals/{other}/input", {"message": "rm -rf ~"}),
