@@ -60,7 +60,10 @@ def run(config: Path | None, **options: Any) -> None:
         # Imported here, inside the error mapping: Ctrl-C while they load is one line too.
         from baton.orchestrator.config import load_settings
         from baton.orchestrator.loop import run_orchestrator
+        from baton.private import hide_process_from_same_user
 
+        if os.environ.get("BATON_TOKEN"):
+            hide_process_from_same_user()  # the agents must not read it from /proc
         return run_orchestrator(load_settings(config, os.environ, options))
 
     sys.exit(_exit_code_for(action))

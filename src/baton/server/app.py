@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from baton import __version__
 from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES
 from baton.errors import ConfigError, ServerError
-from baton.private import private_dir
+from baton.private import hide_process_from_same_user, private_dir
 from baton.server.delivery import (
     BodySizeLimitMiddleware,
     MessageDelivery,
@@ -179,6 +179,9 @@ def build_service(options: ServerOptions) -> TerminalService:
     except (OSError, sqlite3.Error) as error:
         raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None
     tmux = TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf")
+    if tmux.is_running():  # started by an older server: its global environment may hold one
+        for name in sorted(SECRET_VARIABLES):
+            tmux.run("set-environment", "-g", "-u", name, check=False)
     return TerminalService(
         registry=registry,
         tmux=tmux,
@@ -275,15 +278,8 @@ def _keep_secrets_from_children(*, hide_environ: bool) -> None:
     the master token from /proc/<pid>/environ either (the process is made non-dumpable)."""
     for name in SECRET_VARIABLES:
         os.environ.pop(name, None)
-    if not hide_environ:
-        return
-    try:
-        import ctypes
-
-        pr_set_dumpable = 4
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: /proc is not there to read either
-        pass
+    if hide_environ:
+        hide_process_from_same_user()
 
 
 def serve_forever(options: ServerOptions) -> None:

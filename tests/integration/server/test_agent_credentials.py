@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +176,34 @@ def test_a_terminal_token_does_its_own_acts_and_nothing_else(
     assert not worker_token_file.exists()
     wrong = httpx.get(f"{server.base_url}/terminals/{own}", headers=_bearer("btt.0000"), timeout=10)
     assert wrong.status_code == 401
+
+
+def test_a_tmux_server_started_with_the_token_is_cleaned_when_adopted(tmp_path: Path) -> None:
+    """A private tmux server left by an older `baton serve` may hold the token globally."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="baton-old-"))
+    sock = socket_dir / "tmux.sock"
+    old = {**os.environ, "BATON_TOKEN": MASTER}
+    old.pop("TMUX", None)
+    try:
+        subprocess.run(
+            ["tmux", "-S", str(sock), "-f", "/dev/null", "new-session", "-d", "-s", "old"],
+            env=old,
+            check=True,
+            timeout=30,
+        )
+        before = subprocess.run(
+            ["tmux", "-S", str(sock), "show-environment", "-g", "BATON_TOKEN"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert before.stdout.strip() == f"BATON_TOKEN={MASTER}"
+        env = {"BATON_TOKEN": MASTER, "BATON_TMUX_SOCKET": str(sock)}
+        with running_baton_server(tmp_path, env=env) as server, server.client() as client:
+            server.tmux_socket = sock
+            assert MASTER not in server.tmux("show-environment", "-g")
+            terminal = _create(client, tmp_path)
+            assert "BATON_TOKEN" not in _environ(_pane_pid(server, terminal))
+    finally:
+        subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=30)
+        shutil.rmtree(socket_dir, ignore_errors=True)
