@@ -252,24 +252,22 @@ def server_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything starts (one clear line when taken).
+def _check_bindable(host: str, port: int) -> int:
+    """Fail with one clear line, before anything starts, when the address is taken.
 
-    Bound here, not by uvicorn, so the port printed is the one bound (`--port 0`).
+    The port that can be bound: `port`, or for 0 the free port the kernel picks, so the
+    URL printed is the one served (uvicorn then binds it again).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((host, port))
-        listener.listen(2048)
-    except OSError as error:
-        listener.close()
-        raise ConfigError(
-            f"cannot listen on {server_url(host, port)[7:]}: {error.strerror}"
-        ) from None
-    listener.set_inheritable(False)
-    return listener
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            where = server_url(host, port).removeprefix("http://")
+            raise ConfigError(f"cannot listen on {where}: {error.strerror}") from None
+        bound: int = probe.getsockname()[1]
+        return bound
 
 
 def _keep_secrets_from_children(*, hide_environ: bool) -> None:
@@ -284,22 +282,21 @@ def _keep_secrets_from_children(*, hide_environ: bool) -> None:
 
 def serve_forever(options: ServerOptions) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
-    listener = _listen(options.host, options.port)
+    port = _check_bindable(options.host, options.port)
     _keep_secrets_from_children(hide_environ=options.token is not None)
-    try:
-        service = build_service(options)
-        app = create_app(options, service)
-    except BaseException:
-        listener.close()
-        raise
-    port = listener.getsockname()[1]
+    service = build_service(options)
+    app = create_app(options, service)
     print(f"baton serve: listening on {server_url(options.host, port)}", flush=True)
     try:
         # Open event streams never end by themselves: give them a moment, then close.
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-        uvicorn.Server(config).run(sockets=[listener])
+        uvicorn.run(
+            app,
+            host=options.host,
+            port=port,
+            log_level="warning",
+            timeout_graceful_shutdown=1,
+        )
     finally:
-        listener.close()
         close_app(app)
         if options.kill_tmux_on_exit:
             shutdown_everything(service)
