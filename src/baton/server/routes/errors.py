@@ -28,6 +28,8 @@ async def _server_error(_: Request, error: ServerError) -> JSONResponse:
 
 
 async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+    if isinstance(error, ServerError):  # raised in a middleware, outside the routes' handler
+        return await _server_error(request, error)
     full = as_storage_error(error)
     if full is not None:  # a full disk met outside the registry (a runtime dir, a log)
         logger.warning("%s", full)
