@@ -26,6 +26,8 @@
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
         ├── EmptyMessageError       a message with nothing to submit (422)
         ├── MessageTooLargeError    a message over the server's size limit (413)
+        ├── ForbiddenError          a terminal's own token used beyond that terminal (403)
+        ├── StorageFullError        the state directory's disk is full or failing (507)
         └── TmuxError               a tmux command failed
 
 `baton.cli` turns each of them into one line on stderr and an exit code.
@@ -46,6 +48,7 @@ __all__ = [
     "CockpitError",
     "ConfigError",
     "EmptyMessageError",
+    "ForbiddenError",
     "GitCommitError",
     "HandoffError",
     "HandoffTimeout",
@@ -59,6 +62,7 @@ __all__ = [
     "ServerError",
     "StateFileError",
     "StepFailedError",
+    "StorageFullError",
     "TerminalExitedError",
     "TmuxError",
 ]
@@ -217,6 +221,18 @@ class MessageTooLargeError(ServerError):
     """The message is larger than the server's limit (`--max-message-bytes`)."""
 
     status_code = 413
+
+
+class ForbiddenError(ServerError):
+    """A terminal's own token asked for something that terminal may not do."""
+
+    status_code = 403
+
+
+class StorageFullError(ServerError):
+    """The server cannot write its state: the disk under the state directory is full or failing."""
+
+    status_code = 507
 
 
 class TmuxError(ServerError):
