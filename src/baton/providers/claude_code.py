@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -183,6 +184,11 @@ class ClaudeCodeProvider(Provider):
     submit_keys = ("Enter",)
     # Clear whatever is typed, then the CLI's own exit command.
     exit_keys = ("C-u", "/exit", "Enter")
+    # Esc stops the turn ("Interrupted · What should Claude do instead?") at the prompt.
+    interrupt_keys = ("Escape",)
+    # The spinner line: a turning star, a verb, a timer, or a retry note
+    # (`✶ Razzmatazzing… (2s · ↓ 8 tokens)`, `✻ Connection dropped … · attempt 1/1`).
+    working_indicator = re.compile(r"^[·✢✳✶✻✽*] ")
     # A long paste is first folded into `[Pasted text #1 +N lines]`; give it a moment.
     submit_delay = 0.3
 
