@@ -193,7 +193,7 @@ def _stall_notification(
     what = step.format(reason=record.get("reason") or "no progress", where=where)
     fields.update(action=action, reason=record.get("reason"))
     return Notification(
-        f"stall_{action}",
+        "stall",
         "Baton: agent stalled",
         f"{who} (terminal {terminal}) {what}.",
         "default",
