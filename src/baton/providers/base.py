@@ -76,6 +76,9 @@ class Provider(ABC):
     # tmux key names that interrupt the turn in progress and leave the CLI at its prompt
     # (a stalled turn is interrupted this way before its prompt is sent again).
     interrupt_keys: ClassVar[tuple[str, ...]] = ("Escape",)
+    # tmux key names pressed once an interrupted CLI has settled (a CLI that puts the
+    # interrupted prompt back into its input box gets it cleared, so a resend is clean).
+    after_interrupt_keys: ClassVar[tuple[str, ...]] = ()
     # The line the CLI redraws while busy (spinner, timer, retry notes): not progress.
     working_indicator: ClassVar[re.Pattern[str]] = GENERIC_INDICATOR
 
@@ -107,6 +110,14 @@ class Provider(ABC):
         override this and document which signal wins.
         """
         return self.detect_status(screen)
+
+    def interrupted(self, ctx: TerminalContext) -> None:
+        """An interrupt key was pressed: drop any native signal that holds the turn open.
+
+        The default has none; a CLI that reports no end for an interrupted turn (Claude
+        Code's hooks) records one here, so its status follows the screen again.
+        """
+        return None
 
     @classmethod
     def progress_view(cls, screen: str) -> str:
