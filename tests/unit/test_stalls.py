@@ -443,3 +443,13 @@ def test_a_rerun_after_a_timeout_that_was_already_interrupted_restarts(tmp_path:
     assert machine.run() == 0
     assert team.keys == [] and team.restarts == ["tester"]
     assert _stall_steps(events) == ["restart"]
+
+
+def test_the_report_lists_each_stall_step() -> None:
+    from baton.cockpit.record import describe_event
+
+    line = describe_event(
+        {"ts": "2026-01-01T00:00:00.000Z", "event": "stall", "role": "analyst", "round": 1}
+        | {"action": "interrupt", "reason": "no progress for 10m00s"}
+    )
+    assert line.endswith("stall analyst r1 interrupt: no progress for 10m00s")
