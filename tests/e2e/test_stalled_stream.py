@@ -38,3 +38,20 @@ def test_a_stalled_stream_is_interrupted_and_the_loop_passes(tmp_path: Path, pro
     steps = [(e["action"], e["role"]) for e in events if e["event"] == "stall"]
     assert steps == [("interrupt", "analyst"), ("resend", "analyst")], result.stderr[-3000:]
     assert "interrupting its turn (Escape)" in result.stderr
+
+
+def test_a_stream_that_stalls_again_gets_its_codex_restarted(tmp_path: Path) -> None:
+    brain = Brain(behaviours={"analyst": Misbehaviour.STALL}, stall_times=2)
+    project = write_sample_project(tmp_path / "project")
+    with team_server(tmp_path, brain, {"codex"}) as team:
+        result = run_loop(team, project, provider="codex", STALL_SECONDS="10")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert brain.stalls_taken("analyst") == 2
+    state = json.loads((project.root / ".tmp" / "codex-3agents-loop-state.json").read_text())
+    assert state["final_status"] == "PASS"
+    assert state["restarts"] == {"analyst": 1}
+    events = list(read_events(Path(state["archive_dir"]) / "events.jsonl"))
+    steps = [e["action"] for e in events if e["event"] == "stall"]
+    assert steps == ["interrupt", "resend", "restart"], result.stderr[-3000:]
+    [restart] = [e for e in events if e["event"] == "agent_restart"]
+    assert (restart["cause"], restart["how"]) == ("stall", "restarted")
