@@ -173,7 +173,7 @@ def notification_for(
 _STALL_STEPS = {
     "interrupt": "stalled ({reason}){where}; its turn was interrupted",
     "resend": "was sent its prompt again after the interrupt{where}",
-    "restart": "stalled again ({reason}){where}; its CLI is being restarted",
+    "restart": "stalled ({reason}){where}; its CLI is being restarted",
 }
 
 
