@@ -453,3 +453,16 @@ def test_the_report_lists_each_stall_step() -> None:
         | {"action": "interrupt", "reason": "no progress for 10m00s"}
     )
     assert line.endswith("stall analyst r1 interrupt: no progress for 10m00s")
+
+
+def test_stall_seconds_is_a_setting_like_the_others(tmp_path: Path) -> None:
+    from baton.errors import ConfigError
+    from baton.orchestrator.config import load_settings
+
+    config = tmp_path / "loop.json"
+    config.write_text(json.dumps({"handoff": {"stall_seconds": 90}}))
+    assert load_settings(None, {}).stall_seconds == 600
+    assert load_settings(config, {}).stall_seconds == 90
+    assert load_settings(config, {"STALL_SECONDS": "0"}).stall_seconds == 0
+    with pytest.raises(ConfigError, match="STALL_SECONDS"):
+        load_settings(None, {"STALL_SECONDS": "-1"})
