@@ -76,3 +76,34 @@ def test_a_turn_that_stalls_twice_restarts_the_cli_and_passes(tmp_path: Path) ->
     ]
     stalled = [line for line in log.splitlines() if "stalled (" in line and "restart 1/" in line]
     assert len(stalled) == 1 and "restarted its CLI in the same terminal" in stalled[0], log
+
+
+def test_a_rerun_after_the_timeout_interrupts_instead_of_waiting_again(tmp_path: Path) -> None:
+    """STALL_SECONDS=0: the hanging analyst runs out of RESPONSE_TIMEOUT; the rerun presses
+    Esc at once and sends the prompt again, instead of waiting another RESPONSE_TIMEOUT."""
+    hang_file = tmp_path / "hangs"
+    hang_file.write_text("analyst\n")
+    with running_baton_server(tmp_path, env={"BATON_SCRIPTED_HANG": str(hang_file)}) as server:
+        project = write_sample_project(tmp_path / "project")
+        env = scripted_run_env(
+            server.base_url, project, STALL_SECONDS="0", RESPONSE_TIMEOUT="3",
+            CLEANUP_ON_EXIT="0",
+        )  # fmt: skip
+        command = [sys.executable, "-m", "baton", "run"]
+        first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert first.returncode != 0 and "RESPONSE_TIMEOUT=3" in first.stderr, first.stderr
+        state_path = project.root / ".tmp" / "codex-3agents-loop-state.json"
+        awaiting = json.loads(state_path.read_text())["awaiting"]
+        assert awaiting["role"] == "analyst" and awaiting["timed_out_at"]
+        env["RESPONSE_TIMEOUT"] = "600"  # a plain wait would now take ten minutes
+        env["CLEANUP_ON_EXIT"] = "1"
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "not waiting for it the same way again" in again.stderr
+    assert "interrupting its turn (Escape)" in again.stderr
+    state = json.loads(state_path.read_text())
+    assert state["final_status"] == "PASS"
+    events = list(read_events(Path(state["archive_dir"]) / "events.jsonl"))
+    steps = [(e["action"], e["reason"]) for e in events if e["event"] == "stall"]
+    reason = "still working when RESPONSE_TIMEOUT stopped the last run"
+    assert steps == [("interrupt", reason), ("resend", reason)]
