@@ -29,12 +29,6 @@ _CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp][Mm])?\b")
 
 def still_text(screen: str, indicator: re.Pattern[str] = GENERIC_INDICATOR) -> str:
     """`screen` without its animation: the indicator line gone, glyphs and times masked."""
-    kept: list[str] = []
-    for line in screen.split("\n"):
-        if indicator.search(line.strip()):
-            continue
-        line = _CLOCK.sub("#", _DURATION.sub("#", _GLYPHS.sub("", line)))
-        words = " ".join(line.split())
-        if words:
-            kept.append(words)
-    return "\n".join(kept)
+    kept = "\n".join(line for line in screen.split("\n") if not indicator.search(line.strip()))
+    masked = _CLOCK.sub("#", _DURATION.sub("#", _GLYPHS.sub("", kept)))
+    return "\n".join(words for line in masked.split("\n") if (words := " ".join(line.split())))
