@@ -14,6 +14,7 @@
     │   ├── AgentErrorStatus        the terminal reported status `error`
     │   ├── AgentRestartsExhausted  an agent died again after AGENT_RESTARTS restarts
     │   ├── MissingResponseError    the agent finished without writing its response file
+    │   ├── AgentStalled            working, but no progress for STALL_SECONDS
     │   └── HandoffTimeout (TimeoutError)  still working when RESPONSE_TIMEOUT ran out
     ├── CockpitError                `baton watch/report/answer/attach` cannot do what was asked
     │   ├── ReportError             the report page cannot be written
@@ -38,6 +39,7 @@ from __future__ import annotations
 __all__ = [
     "AgentErrorStatus",
     "AgentRestartsExhausted",
+    "AgentStalled",
     "ApiError",
     "ApiHttpError",
     "ApiUnreachableError",
@@ -142,6 +144,18 @@ class AgentRestartsExhausted(HandoffError):
 
 class MissingResponseError(HandoffError):
     """The agent finished without writing its response file (strict mode)."""
+
+
+class AgentStalled(HandoffError):
+    """The agent kept working without progress for STALL_SECONDS (a stalled model stream).
+
+    `quiet_seconds` says how long nothing changed; the turn runner interrupts the turn,
+    then restarts the CLI (`baton.orchestrator.stall_recovery`).
+    """
+
+    def __init__(self, message: str, *, quiet_seconds: float = 0.0) -> None:
+        super().__init__(message)
+        self.quiet_seconds = quiet_seconds
 
 
 class HandoffTimeout(HandoffError, TimeoutError):

@@ -45,3 +45,12 @@ def test_partial_paste_start_waits_for_more() -> None:
     parser = KeyParser()
     assert parser.feed(b"\x1b[20") == []
     assert parser.feed(b"0~x\x1b[201~") == [Event("text", "x")]
+
+
+def test_a_lone_escape_is_the_esc_key_but_a_sequence_is_not() -> None:
+    parser = KeyParser()
+    assert parser.feed(b"\x1b") == []
+    assert parser.take_lone_escape()
+    assert not parser.take_lone_escape()  # taken once
+    assert parser.feed(b"\x1b[A") == []  # an arrow key
+    assert not parser.take_lone_escape()

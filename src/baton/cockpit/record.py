@@ -253,6 +253,8 @@ def describe_event(event: Mapping[str, Any]) -> str:
         detail = str(event.get("message") or "")
     elif kind == "waiting":
         detail = "waiting for a user answer"
+    elif kind == "stall":
+        detail = f"{event.get('action')}: {event.get('reason') or 'no progress'}"
     else:  # reminders, restarts, budgets and kinds added later: what they say about it
         detail = str(event.get("message") or event.get("reason") or "")
     parts = [stamp, kind, role, where, detail]

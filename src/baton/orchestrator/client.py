@@ -169,6 +169,12 @@ class ApiClient:
         output = data.get("output")
         return output if isinstance(output, str) else ""
 
+    def get_full_output(self, terminal_id: str) -> str:
+        """The terminal's whole scrollback (`?mode=full`)."""
+        data = self._json("GET", f"/terminals/{terminal_id}/output", params={"mode": "full"})
+        output = data.get("output")
+        return output if isinstance(output, str) else ""
+
     def usage(self, terminal_id: str) -> Usage | None:
         """`GET /terminals/{id}/usage` (a `baton serve` route): the terminal's cumulative
         tokens, None while unknown. A server without the route answers 404 (ApiHttpError)."""

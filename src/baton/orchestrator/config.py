@@ -18,7 +18,7 @@ place in the optional JSON file given as `baton run path/to/config.json`:
                        "cross_phase": true, "max_cross_phase_lines": 40},
       "handoff":      {"poll_seconds": 2, "response_timeout": 1800,
                        "idle_grace_seconds": 30, "strict": true, "watch": true,
-                       "max_file_reminders": 2},
+                       "max_file_reminders": 2, "stall_seconds": 600},
       "state":        {"file": ".tmp/codex-3agents-loop-state.json", "resume": null,
                        "cleanup_on_exit": false},
       "agents":       {"programmer": {"provider": "claude_code", "profile": "programmer"}},
@@ -137,6 +137,8 @@ class Settings(BaseModel):
     """Seconds an agent may keep working on one answer."""
     idle_grace_seconds: Annotated[NonNegativeNumber, Setting("handoff.idle_grace_seconds")] = 30.0
     """Seconds an agent may rest without writing its response file."""
+    stall_seconds: Annotated[NonNegativeNumber, Setting("handoff.stall_seconds")] = 600.0
+    """Seconds a working agent may show no progress before its turn is interrupted (0: never)."""
     strict_file_handoff: Annotated[Flag, Setting("handoff.strict")] = True
     """Require the response file (no terminal-output fallback)."""
     handoff_watch: Annotated[Flag, Setting("handoff.watch")] = True

@@ -39,6 +39,7 @@ class EventKind(StrEnum):
     VERDICT = "verdict"
     REMINDER = "reminder"
     AGENT_RESTART = "agent_restart"
+    STALL = "stall"
     WAITING = "waiting"
     TOKENS = "tokens"
     BUDGET = "budget"

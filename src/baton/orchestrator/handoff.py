@@ -14,6 +14,7 @@ prompt, then polls the terminal status and the file until one of these happens (
                                                      each followed by a new grace), then
                                                      strict: MissingResponseError,
                                                      else the terminal's last output
+- working, but no progress for STALL_SECONDS       → AgentStalled (`stall_watch`)
 - still working after RESPONSE_TIMEOUT             → HandoffTimeout
 - `processing` while the file sits complete and unchanged for max(IDLE_GRACE_SECONDS,
   30 s)                                            → one warning naming the likely cause;
@@ -61,6 +62,7 @@ from baton.orchestrator.response_files import (
     response_path_for,
 )
 from baton.orchestrator.runlog import RunLog, format_duration
+from baton.orchestrator.stall_watch import StallRule, StallWatch
 from baton.roles import Role
 from baton.status import TerminalStatus
 
@@ -99,6 +101,7 @@ class _Wait:
     next_heartbeat: float
     pace: Pace
     stuck: StuckFile
+    stall: StallWatch | None
     agent_started: bool = False  # shown a working status, or idle then completed
     seen_idle: bool = False
     idle_since: float | None = None  # when the current rest without the file began
@@ -128,6 +131,7 @@ class Handoff:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         waiter: ChangeWaiter | None = None,
+        stall: StallRule | None = None,
     ) -> None:
         self.api = api
         self.wd = Path(wd).resolve()
@@ -145,6 +149,7 @@ class Handoff:
         self._clock = clock
         self._sleep = sleep
         self.waiter = waiter
+        self.stall = stall if stall is not None and stall.seconds > 0 else None
         self._reminded: dict[str, int] = {}  # reminders sent per role, over the run
 
     def response_path_for(self, role: str | Role) -> Path:
@@ -224,6 +229,9 @@ class Handoff:
             next_heartbeat=started + self.heartbeat_seconds,
             pace=Pace(self.poll_seconds),
             stuck=StuckFile(path, self.idle_grace_seconds),
+            stall=self.stall.watch(terminal_id, role.output_key, started, self.poll_seconds)
+            if self.stall is not None
+            else None,
         )
         told: str | None = None  # the status a status event just brought, if any
         while True:
@@ -301,6 +309,8 @@ class Handoff:
             now, wait.who, status, self.log
         ):
             return self._take_file(wait.path, wait.role, wait.who, now - wait.started)
+        if wait.stall is not None and not wait.path.is_file():
+            wait.stall.observe(wait.who, status, now)  # AgentStalled when there is no progress
         if now - wait.started >= self.response_timeout:
             raise HandoffTimeout(
                 f"{wait.who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"

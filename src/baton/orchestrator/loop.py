@@ -14,6 +14,7 @@ itself, completes or repairs the team (`repair_team`) and goes on.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from baton.errors import BatonError, BudgetExhausted, StateFileError
@@ -35,6 +36,7 @@ from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.stall_watch import StallRule, progress_view_for
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import (
     FinalStatus,
@@ -46,7 +48,7 @@ from baton.orchestrator.state import (
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
-from baton.roles import ROLE_BY_TERMINAL, Role
+from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
 __all__ = ["Orchestrator", "run_orchestrator"]
@@ -207,6 +209,7 @@ class Orchestrator:
             log=self.log,
             on_status=self._status_seen,
             state_file=self.state_path,
+            stall=StallRule(self.settings.stall_seconds, self.api, self._progress_view),
         )
         handoff.ensure_response_dir()
         meter = TokenMeter(
@@ -272,6 +275,12 @@ class Orchestrator:
             terminal_id=terminal_id,
             reminder=number,
             limit=self.settings.max_file_reminders,
+        )
+
+    def _progress_view(self, output_key: str) -> Callable[[str], str]:
+        """What of a role's output counts as progress, by the provider it runs."""
+        return progress_view_for(
+            self.settings.provider_for(ROLE_BY_OUTPUT[output_key].terminal_key)
         )
 
     def _providers(self) -> dict[str, str]:

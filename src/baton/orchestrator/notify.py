@@ -3,8 +3,9 @@ WEBHOOK_URL, NOTIFY_URLS and desktop notifications.
 
 The notifier listens to the run record (`RunEvents`), so it reacts to exactly what the
 log says: an agent waiting for an answer (`waiting`), the run's PASS or FAIL
-(`run_end`), an agent restarted (`agent_restart`), a budget reached (`budget`) and an
-error that stopped the run (`error`). A channel that fails is warned about once and the
+(`run_end`), an agent restarted (`agent_restart`), each step that brings a stalled turn
+back (`stall`: interrupted, prompt sent again, restart), a budget reached (`budget`) and
+an error that stopped the run (`error`). A channel that fails is warned about once and the
 run goes on.
 """
 
@@ -142,7 +143,9 @@ def notification_for(
             ("white_check_mark",) if passed else ("x",),
             fields,
         )
-    if event == "agent_restart":
+    if event == "stall":
+        return _stall_notification(record, role, terminal, where, fields)
+    if event == "agent_restart" and record.get("cause") != "stall":  # a `stall` event said it
         who = f"The {role.title}" if role else "An agent"
         new = record.get("new_terminal_id")
         detail = f" as terminal {new}" if new else ""
@@ -165,6 +168,38 @@ def notification_for(
             "error", "Baton: the run stopped", message, "urgent", ("warning",), fields
         )
     return None
+
+
+_STALL_STEPS = {
+    "interrupt": "stalled ({reason}){where}; its turn was interrupted",
+    "resend": "was sent its prompt again after the interrupt{where}",
+    "restart": "stalled ({reason}){where}; its CLI is being restarted",
+}
+
+
+def _stall_notification(
+    record: Mapping[str, Any],
+    role: Role | None,
+    terminal: object,
+    where: str,
+    fields: dict[str, Any],
+) -> Notification | None:
+    """One notification per step that brings a stalled turn back."""
+    action = str(record.get("action"))
+    step = _STALL_STEPS.get(action)
+    if step is None:
+        return None
+    who = f"The {role.title}" if role else "An agent"
+    what = step.format(reason=record.get("reason") or "no progress", where=where)
+    fields.update(action=action, reason=record.get("reason"))
+    return Notification(
+        "stall",
+        "Baton: agent stalled",
+        f"{who} (terminal {terminal}) {what}.",
+        "default",
+        ("hourglass",),
+        fields,
+    )
 
 
 def _role(name: object) -> Role | None:

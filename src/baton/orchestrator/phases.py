@@ -34,6 +34,7 @@ from baton.orchestrator.review import (
     tester_result,
 )
 from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import (
     NO_FEEDBACK,
     OUTPUT_KEYS,
@@ -130,6 +131,7 @@ class PhaseMachine:
             restarter=restarter,  # None: a dead agent ends the run
             meter=meter,
             budget=budget,
+            stall=StallRecovery.for_settings(api, log, self.events, settings),
         )
 
     # --- the rounds ---

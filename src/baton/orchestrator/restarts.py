@@ -53,9 +53,10 @@ class AgentRestarter:
         self.events = events or RunEvents(None)
         self.spent: Counter[str] = Counter()
 
-    def bring_back(self, terminal_key: str, *, reason: str) -> str:
+    def bring_back(self, terminal_key: str, *, reason: str, cause: str = "exit") -> str:
         """Restart or replace the role's agent; its (possibly new) terminal id.
 
+        `cause` is "exit" (the CLI died) or "stall" (it stopped making progress).
         AgentRestartsExhausted once the role has used up AGENT_RESTARTS in this run.
         """
         state = self.state
@@ -63,9 +64,10 @@ class AgentRestarter:
         old = state.terminals[terminal_key]
         limit = self.settings.agent_restarts
         why = _short(reason)
+        what_happened = "stalled" if cause == "stall" else "died"
         if self.spent[terminal_key] >= limit:
             raise AgentRestartsExhausted(
-                f"{role.title} (terminal {old}) died ({why}) and AGENT_RESTARTS={limit} "
+                f"{role.title} (terminal {old}) {what_happened} ({why}) and AGENT_RESTARTS={limit} "
                 "restarts are spent for it in this run"
             )
         self.spent[terminal_key] += 1
@@ -85,7 +87,8 @@ class AgentRestarter:
             state.awaiting["agent_restarted"] = "1"  # the pending prompt goes out again
         count = self.spent[terminal_key]
         self.log.warning(
-            f"{role.title} (terminal {old}) died ({why}); {what} (restart {count}/{limit})"
+            f"{role.title} (terminal {old}) {what_happened} ({why}); {what} "
+            f"(restart {count}/{limit})"
         )
         self.events.emit(
             EventKind.AGENT_RESTART,
@@ -98,6 +101,7 @@ class AgentRestarter:
             restart=count,
             limit=limit,
             reason=why,
+            cause=cause,
         )
         crash_point("agent_restarted")
         return new

@@ -3,7 +3,10 @@
 A turn records the prompt as going out ("awaiting") before it is typed, so a run killed at
 any point resumes without typing it twice: it takes an answer already archived, waits for
 the one asked for, or sends again. The crash points (`baton.orchestrator.crashpoints`)
-mark those step boundaries. The rounds around the turns are `baton.orchestrator.phases`.
+mark those step boundaries. A stalled turn is interrupted, then its CLI restarted
+(`baton.orchestrator.stall_recovery`); one that ran out of RESPONSE_TIMEOUT is marked so,
+and a rerun interrupts it instead of waiting the same way again. The rounds around the
+turns are `baton.orchestrator.phases`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from typing import Protocol
 
 from baton.errors import (
     AgentErrorStatus,
+    AgentStalled,
     ApiHttpError,
     BatonError,
     BudgetExhausted,
+    HandoffTimeout,
     MissingResponseError,
 )
 from baton.orchestrator.archive import Response
@@ -30,7 +35,8 @@ from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
-from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.runlog import RunLog, format_duration
+from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import RunState
 from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
@@ -82,6 +88,7 @@ class TurnRunner:
         restarter: AgentRestarter | None = None,
         meter: TokenMeter | None = None,
         budget: Budget | None = None,
+        stall: StallRecovery | None = None,
     ) -> None:
         self.api = api
         self.log = log
@@ -95,10 +102,13 @@ class TurnRunner:
         self.restarter = restarter  # None: a dead agent ends the run
         self.meter = meter
         self.budget = budget or Budget()
+        self.stall = stall  # None: a stalled turn ends the run
+        self._stalls = 0  # stalls of the current turn (interrupt the first, restart after)
 
     def ask(self, terminal_key: str, where: str, build: Callable[[], str]) -> Response:
         """Send the role its prompt (unless a resumed run already did) and wait for the answer."""
         role = ROLE_BY_TERMINAL[terminal_key]
+        self._stalls = 0
         response = self._pending_answer(terminal_key, where)
         if response is None:
             self._check_budget()
@@ -157,6 +167,17 @@ class TurnRunner:
         terminal_id = state.terminals[terminal_key]
         if awaiting.get("agent_restarted") or awaiting.get("terminal_id") != terminal_id:
             return self.handoff.take_if_present(terminal_id, role)
+        self._stalls = _count(awaiting.get("stalls"))
+        if awaiting.get("timed_out_at") and self.stall is not None:
+            taken = self.handoff.take_if_present(terminal_id, role)
+            if taken is not None:
+                return taken
+            self.log.info(
+                f"{where}: {role.title} (terminal {terminal_id}) was still working when "
+                "RESPONSE_TIMEOUT stopped the last run; not waiting for it the same way again"
+            )
+            self._stalled(terminal_key, "still working when RESPONSE_TIMEOUT stopped the last run")
+            return self.handoff.take_if_present(state.terminals[terminal_key], role)
         self.log.info(
             f"{where}: {role.title} (terminal {terminal_id}) was already asked before the "
             "run stopped; waiting for that answer"
@@ -169,6 +190,13 @@ class TurnRunner:
                 f"no answer arrived from {role.title} for the earlier prompt; sending it again"
             )
             return None
+        except AgentStalled as stalled:
+            if self.stall is None:
+                raise
+            self._stalled(terminal_key, _quiet(stalled))
+        except HandoffTimeout:
+            self._timed_out()
+            raise
         except (AgentErrorStatus, ApiHttpError) as error:
             if not self._is_dead_agent(error):
                 raise
@@ -193,6 +221,13 @@ class TurnRunner:
             except _Refused as refused:
                 self._bring_back(terminal_key, refused.error)
                 continue
+            except AgentStalled as stalled:
+                if self.stall is None:
+                    raise
+                self._stalled(terminal_key, _quiet(stalled))
+            except HandoffTimeout:
+                self._timed_out()
+                raise
             except (AgentErrorStatus, ApiHttpError) as error:
                 if not self._is_dead_agent(error):
                     raise
@@ -209,17 +244,53 @@ class TurnRunner:
             return True
         return isinstance(error, ApiHttpError) and error.status_code in (404, 409, 410)
 
-    def _bring_back(self, terminal_key: str, error: BatonError) -> None:
-        """Replace a dead agent (bounded by AGENT_RESTARTS); the state then names the new one."""
+    def _stalled(self, terminal_key: str, why: str) -> None:
+        """A stalled turn: interrupt it the first time, restart its CLI after (or when the
+        interrupt does not bring it to rest). The caller then sends the prompt again."""
+        assert self.stall is not None
+        self._stalls += 1
+        terminal_id = self.state.terminals[terminal_key]
+        place = turn_place(self.state)
+        if self._stalls == 1 and self.stall.interrupt(
+            terminal_key, terminal_id, place, why, self._stalls
+        ):
+            self.stall.resend(terminal_key, terminal_id, place, why, self._stalls)
+            return
+        if self.restarter is None:
+            who = f"{ROLE_BY_TERMINAL[terminal_key].title} (terminal {terminal_id})"
+            raise AgentStalled(f"{who} stalled ({why}) and no restart is possible")
+        self.stall.restarting(terminal_key, terminal_id, place, why, self._stalls)
+        self._bring_back(terminal_key, None, reason=why, cause="stall")
+
+    def _timed_out(self) -> None:
+        """Mark the awaited prompt as having run out of RESPONSE_TIMEOUT (saved): the next
+        run interrupts that turn instead of waiting for it the same way again."""
+
+        def mark() -> None:
+            if self.state.awaiting is not None:
+                self.state.awaiting["timed_out_at"] = _utc_now()
+
+        self.transition(mark, clear_awaiting=False)
+
+    def _bring_back(
+        self,
+        terminal_key: str,
+        error: BatonError | None,
+        *,
+        reason: str = "",
+        cause: str = "exit",
+    ) -> None:
+        """Replace a dead (or stalled) agent, bounded by AGENT_RESTARTS; the state then
+        names the new one."""
         assert self.restarter is not None
         old = self.state.terminals[terminal_key]
         self.explore.forget(old)
         if isinstance(error, ApiHttpError):
             reason = f"the server answered HTTP {error.status_code}: {error.detail}"
-        else:  # "<who> reported status error while working; the CLI showed: …"
+        elif error is not None:  # "<who> reported status error while working; the CLI showed: …"
             who = f"{ROLE_BY_TERMINAL[terminal_key].title} (terminal {old}) "
             reason = str(error).removeprefix(who)
-        self.restarter.bring_back(terminal_key, reason=reason)
+        self.restarter.bring_back(terminal_key, reason=reason, cause=cause)
         self.explore.forget(self.state.terminals[terminal_key])
         with self.signals.critical():
             self.save()
@@ -241,10 +312,12 @@ class TurnRunner:
             state.awaiting = {
                 "role": role.output_key,
                 "terminal_id": terminal_id,
-                "sent_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "sent_at": _utc_now(),
             }
             if prompt_file is not None:
                 state.awaiting["prompt_file"] = str(prompt_file)
+            if self._stalls:
+                state.awaiting["stalls"] = str(self._stalls)  # a rerun escalates from here
 
         with self.signals.critical():
             self.transition(sending, clear_awaiting=False)
@@ -279,3 +352,19 @@ class TurnRunner:
         except OSError as error:
             self.log.warning(f"cannot archive the prompt for {output_key}: {error.strerror}")
             return None
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _quiet(stalled: AgentStalled) -> str:
+    return f"no progress for {format_duration(stalled.quiet_seconds)}"
+
+
+def _count(value: str | None) -> int:
+    """A count kept in `awaiting` (a string); 0 when absent or not a number."""
+    try:
+        return max(0, int(value or 0))
+    except ValueError:
+        return 0

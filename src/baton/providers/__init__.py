@@ -14,6 +14,7 @@ __all__ = [
     "Provider",
     "TerminalContext",
     "get_provider",
+    "provider_class",
 ]
 
 # name -> "module:Class"; imported on first use so one provider's import cost or
@@ -34,5 +35,19 @@ def get_provider(name: str) -> Provider:
         known = ", ".join(PROVIDER_NAMES)
         raise BadRequestError(f"unknown provider {name!r} (known: {known})")
     module_name, class_name = target.split(":")
-    provider_class = getattr(import_module(module_name), class_name)
-    return provider_class()
+    found = getattr(import_module(module_name), class_name)
+    return found()
+
+
+def provider_class(name: str) -> type[Provider] | None:
+    """The class of a known provider (its keys and screen rules), or None for another name.
+
+    The orchestrator reads a CLI's interrupt keys and working indicator here, so it can
+    act on them against any CAO-compatible server.
+    """
+    target = _REGISTRY.get(name)
+    if target is None:
+        return None
+    module_name, class_name = target.split(":")
+    found: type[Provider] = getattr(import_module(module_name), class_name)
+    return found

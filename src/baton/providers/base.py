@@ -9,6 +9,7 @@ are tested on recorded screens without running anything.
 
 from __future__ import annotations
 
+import re
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from baton.providers.progress import GENERIC_INDICATOR, still_text
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -71,6 +73,14 @@ class Provider(ABC):
     submit_delay: ClassVar[float] = 0.1
     # tmux key names (or literal text followed by "Enter") that ask the CLI to quit.
     exit_keys: ClassVar[tuple[str, ...]] = ("C-d",)
+    # tmux key names that interrupt the turn in progress and leave the CLI at its prompt
+    # (a stalled turn is interrupted this way before its prompt is sent again).
+    interrupt_keys: ClassVar[tuple[str, ...]] = ("Escape",)
+    # tmux key names pressed once an interrupted CLI has settled (a CLI that puts the
+    # interrupted prompt back into its input box gets it cleared, so a resend is clean).
+    after_interrupt_keys: ClassVar[tuple[str, ...]] = ()
+    # The line the CLI redraws while busy (spinner, timer, retry notes): not progress.
+    working_indicator: ClassVar[re.Pattern[str]] = GENERIC_INDICATOR
 
     @abstractmethod
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
@@ -100,6 +110,22 @@ class Provider(ABC):
         override this and document which signal wins.
         """
         return self.detect_status(screen)
+
+    def interrupted(self, ctx: TerminalContext) -> None:
+        """An interrupt key was pressed: drop any native signal that holds the turn open.
+
+        The default has none; a CLI that reports no end for an interrupted turn (Claude
+        Code's hooks) records one here, so its status follows the screen again.
+        """
+        return None
+
+    @classmethod
+    def progress_view(cls, screen: str) -> str:
+        """What of `screen` counts as progress: it without the CLI's animation.
+
+        Two screens with equal views show the same work; see `baton.providers.progress`.
+        """
+        return still_text(screen, cls.working_indicator)
 
     @abstractmethod
     def extract_last_message(self, history: str) -> str:

@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -55,8 +56,10 @@ from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext
 from baton.providers.claude_hooks import (
     HOOK_EVENTS,
+    INTERRUPT_EVENT,
     HookLog,
     TurnState,
+    append_event,
     last_assistant_text,
     last_session_id,
     transcript_usage,
@@ -183,6 +186,13 @@ class ClaudeCodeProvider(Provider):
     submit_keys = ("Enter",)
     # Clear whatever is typed, then the CLI's own exit command.
     exit_keys = ("C-u", "/exit", "Enter")
+    # Esc stops the turn ("Interrupted · What should Claude do instead?") at the prompt;
+    # before any reply arrived it puts the prompt back into the input box: C-u clears it.
+    interrupt_keys = ("Escape",)
+    after_interrupt_keys = ("C-u",)
+    # The spinner line: a turning star, a verb, a timer, or a retry note
+    # (`✶ Razzmatazzing… (2s · ↓ 8 tokens)`, `✻ Connection dropped … · attempt 1/1`).
+    working_indicator = re.compile(r"^[·✢✳✶✻✽*] ")
     # A long paste is first folded into `[Pasted text #1 +N lines]`; give it a moment.
     submit_delay = 0.3
 
@@ -251,6 +261,13 @@ class ClaudeCodeProvider(Provider):
             # Hooks are per prompt: a Stop always belongs to the latest one.
             finish_is_current=True,
         )
+
+    def interrupted(self, ctx: TerminalContext) -> None:
+        """Record the end Claude Code never reports for an interrupted open turn."""
+        if self._log(ctx).turn_state() is TurnState.OPEN:
+            append_event(
+                ctx.runtime_dir / HOOK_LOG_FILE, json.dumps({"hook_event_name": INTERRUPT_EVENT})
+            )
 
     def _log(self, ctx: TerminalContext) -> HookLog:
         path = ctx.runtime_dir / HOOK_LOG_FILE

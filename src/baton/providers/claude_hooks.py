@@ -5,6 +5,8 @@ as JSON on stdin. The provider registers `python -m baton.providers.claude_hooks
 for `UserPromptSubmit`, `Stop`, `StopFailure` and `Notification`; the command appends the
 event as one JSON line to FILE in the terminal's runtime directory. `HookLog` reads that
 file incrementally and answers one question: is the latest turn open, finished or failed?
+Claude Code reports no end for a turn the user interrupts, so `baton serve` records one
+itself (`INTERRUPT_EVENT`) when it presses the interrupt key on an open turn.
 
 The recorder must never disturb the CLI: it prints nothing (a Stop hook's output could be
 read as a decision) and always exits 0.
@@ -26,6 +28,7 @@ from baton.usage import Usage
 
 __all__ = [
     "HOOK_EVENTS",
+    "INTERRUPT_EVENT",
     "HookLog",
     "TurnState",
     "append_event",
@@ -36,6 +39,8 @@ __all__ = [
 ]
 
 HOOK_EVENTS: tuple[str, ...] = ("UserPromptSubmit", "Stop", "StopFailure", "Notification")
+# Written by baton serve, not by Claude Code: the open turn was interrupted (Esc).
+INTERRUPT_EVENT = "BatonInterrupt"
 
 
 class TurnState(StrEnum):
@@ -45,6 +50,7 @@ class TurnState(StrEnum):
     OPEN = "open"  # UserPromptSubmit with no Stop after it
     FINISHED = "finished"  # Stop after the latest UserPromptSubmit
     FAILED = "failed"  # StopFailure (an API error ended the turn)
+    INTERRUPTED = "interrupted"  # interrupted: the hooks no longer say; the screen does
 
 
 def append_event(path: Path, raw: str) -> None:
@@ -107,7 +113,7 @@ class HookLog:
         name = event.get("hook_event_name")
         if name == "UserPromptSubmit":
             self._last_prompt = event
-        elif name in ("Stop", "StopFailure"):
+        elif name in ("Stop", "StopFailure", INTERRUPT_EVENT):
             self._last_close = event
         elif name == "Notification":
             self._last_notification = event
@@ -119,11 +125,10 @@ class HookLog:
         close = self._last_close
         if close is None or close["_sequence"] < self._last_prompt["_sequence"]:
             return TurnState.OPEN
-        return (
-            TurnState.FAILED
-            if close.get("hook_event_name") == "StopFailure"
-            else (TurnState.FINISHED)
-        )
+        name = close.get("hook_event_name")
+        if name == INTERRUPT_EVENT:
+            return TurnState.INTERRUPTED
+        return TurnState.FAILED if name == "StopFailure" else TurnState.FINISHED
 
     def last_close(self) -> dict[str, Any] | None:
         """The latest Stop or StopFailure event, if it ends the latest turn."""

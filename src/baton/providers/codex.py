@@ -119,6 +119,8 @@ class CodexProvider(Provider):
     submit_delay = 0.3
     # Ctrl-C twice: the first clears the composer (or interrupts), the second quits.
     exit_keys = ("C-c", "C-c")
+    # Esc stops the turn ("■ Conversation interrupted …") and leaves the composer empty.
+    interrupt_keys = ("Escape",)
     approval_policy = "never"
     sandbox_mode = "workspace-write"
 

@@ -34,6 +34,8 @@ class ScriptedProvider(Provider):
     name = "scripted"
     submit_keys = ("Enter",)
     exit_keys = ("C-u", "/exit", "Enter")
+    # Esc ends a hanging turn (BATON_SCRIPTED_HANG) with `■ Interrupted`; the agent rests.
+    interrupt_keys = ("Escape",)
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         private_dir(ctx.runtime_dir)

@@ -46,6 +46,14 @@ class KeyParser:
                 break
         return events
 
+    def take_lone_escape(self) -> bool:
+        """Whether an Esc key was pressed on its own: an ESC left pending after a read,
+        with nothing after it (call once no more bytes followed it in a moment)."""
+        if self._pending == "\x1b" and not self._in_paste:
+            self._pending = ""
+            return True
+        return False
+
     def _consume_paste(self, events: list[Event]) -> bool:
         end = self._pending.find(PASTE_END)
         if end < 0:

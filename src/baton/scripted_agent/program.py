@@ -26,6 +26,7 @@ from pathlib import Path
 
 from baton.private import private_dir, write_private
 from baton.scripted_agent import answers, ui
+from baton.scripted_agent.hangs import HANG_ENV, take_hang
 from baton.scripted_agent.keys import KeyParser
 from baton.scripted_agent.usage import UsageRecorder
 from baton.scripted_agent.work import Outcome, RoleWorker
@@ -36,6 +37,8 @@ _CLEAR_LINE = "\r\x1b[2K"
 _BRACKETED_PASTE_ON = "\x1b[?2004h"
 _BRACKETED_PASTE_OFF = "\x1b[?2004l"
 _KNOWN_EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+# How long an ESC byte waits for the rest of an escape sequence before it counts as Esc.
+_ESCAPE_WAIT_SECONDS = 0.05
 
 
 def summarize(text: str, width: int) -> str:
@@ -60,6 +63,7 @@ class ScriptedAgent:
         directory: Path,
         transcript_dir: Path | None = None,
         usage_file: Path | None = None,
+        hang_file: Path | None = None,
         ask_trust: bool = False,
         ask_before_work: frozenset[str] = frozenset(),
         fd_in: int = 0,
@@ -68,6 +72,7 @@ class ScriptedAgent:
         self.profile_name = profile_name
         self.directory = directory
         self.transcript_dir = transcript_dir
+        self.hang_file = hang_file  # turns that hang until Esc (`baton.scripted_agent.hangs`)
         self.ask_trust = ask_trust
         # Roles (output keys) whose first turn waits for a [y/n] permission answer.
         self.ask_before_work = set(ask_before_work)
@@ -182,6 +187,10 @@ class ScriptedAgent:
         if not self._permitted(message):
             self._write(f"{_CLEAR_LINE}{ui.ERROR_PREFIX}the user declined the work\n\n")
             return False
+        if self._hangs(message):
+            self._hang()
+            self._write(f"{_CLEAR_LINE}{ui.INTERRUPTED_LINE}\n\n")
+            return False
         outcome, error, seconds = self._work(message)
         self._write(_CLEAR_LINE)
         if error is not None:
@@ -204,6 +213,31 @@ class ScriptedAgent:
         self.ask_before_work.discard(key)
         self._write(_CLEAR_LINE)
         return self._ask(ui.PERMISSION_QUESTION)
+
+    def _hangs(self, message: str) -> bool:
+        target = answers.find_response_target(message)
+        return target is not None and take_hang(self.hang_file, target.role.output_key)
+
+    def _hang(self) -> None:
+        """Look busy (the indicator turns, the seconds count) until Esc or Ctrl-C."""
+        started = time.monotonic()
+        frame = 0
+        while True:
+            elapsed = int(time.monotonic() - started)
+            self._write(_CLEAR_LINE + ui.working_line(frame, elapsed))
+            frame += 1
+            ready, _, _ = select.select([self.fd_in], [], [], 0.1)
+            if not ready:
+                continue
+            data = os.read(self.fd_in, 65536)
+            if not data:
+                return
+            events = self.parser.feed(data)
+            if any(event.kind in ("interrupt", "eof") for event in events):
+                return
+            more, _, _ = select.select([self.fd_in], [], [], _ESCAPE_WAIT_SECONDS)
+            if not more and self.parser.take_lone_escape():
+                return
 
     def _work(self, message: str) -> tuple[Outcome | None, str | None, int]:
         """Run the worker in a thread while the working indicator ticks.
@@ -282,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         directory=Path.cwd(),
         transcript_dir=args.transcript_dir,
         usage_file=args.usage_file,
+        hang_file=Path(os.environ[HANG_ENV]) if os.environ.get(HANG_ENV) else None,
         ask_trust=args.ask_trust or os.environ.get("BATON_SCRIPTED_TRUST_DIALOG") == "1",
         ask_before_work=frozenset(
             role.strip()

@@ -14,6 +14,7 @@ __all__ = [
     "DONE_LINE",
     "DONE_PATTERN",
     "ERROR_PREFIX",
+    "INTERRUPTED_LINE",
     "PERMISSION_QUESTION",
     "PROMPT",
     "SPINNER_FRAMES",
@@ -28,6 +29,8 @@ SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 ANSWER_BULLET = "• "
 ANSWER_INDENT = "  "
 ERROR_PREFIX = "✗ Error: "
+# Shown when Esc interrupts a hanging turn (BATON_SCRIPTED_HANG); the prompt follows (idle).
+INTERRUPTED_LINE = "■ Interrupted"
 DONE_LINE = "─ Worked for {seconds}s ─"
 TRUST_QUESTION = "Do you trust the files in this folder? [y/n]"
 # Asked mid-turn when BATON_SCRIPTED_ASK_BEFORE_WORK names the role (a permission dialog).

@@ -1,14 +1,16 @@
 """The smaller per-terminal operations CAO's clients call besides input and output.
 
-Single keys (`cao agent cancel` sends Escape / C-c), the pane's current directory (a
-worker inherits its supervisor's), byte ranges of the raw pane log, and the `group` /
-`metadata` labels that CAO's sibling discovery reads.
+Single keys (`cao agent cancel` sends Escape / C-c; a provider's interrupt key also ends
+the turn for its native signals, and clears a prompt the CLI put back), the pane's
+current directory (a worker inherits its supervisor's), byte ranges of the raw pane log,
+and the `group` / `metadata` labels that CAO's sibling discovery reads.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,11 @@ GROUP_MAX_ELEMENTS = 16
 GROUP_ELEMENT_MAX_LENGTH = 128
 METADATA_MAX_BYTES = 16 * 1024
 OUTPUT_RANGE_MAX_LENGTH = 1024 * 1024
+# After an interrupt key: how long the screen must stay still (and at most how long to
+# wait for that) before the provider's after-interrupt keys are pressed.
+_SETTLE_STILL_SECONDS = 0.3
+_SETTLE_LIMIT_SECONDS = 3.0
+
 # tmux key names a client may press one at a time (CAO's set and the keys a dialog wants):
 # never a way to type arbitrary text or tmux commands.
 NAMED_KEYS = frozenset(
@@ -97,6 +104,25 @@ class TerminalControls:
         self.terminals.require_alive(record)
         self.tmux.send_keys(record.pane_id, [key])
         self.terminals.touch(terminal_id)
+        provider, ctx = self.terminals.runtime.provider(record)
+        if key in provider.interrupt_keys:
+            provider.interrupted(ctx)
+            if provider.after_interrupt_keys:
+                self._wait_still(record)
+                self.tmux.send_keys(record.pane_id, list(provider.after_interrupt_keys))
+
+    def _wait_still(self, record: TerminalRecord) -> None:
+        """Until the screen stops changing (the interrupted CLI has redrawn), or a limit."""
+        deadline = time.monotonic() + _SETTLE_LIMIT_SECONDS
+        screen = self.terminals.reader.screen(record)
+        still_since = time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = self.terminals.reader.screen(record)
+            if now != screen:
+                screen, still_since = now, time.monotonic()
+            elif time.monotonic() - still_since >= _SETTLE_STILL_SECONDS:
+                return
 
     def attach_info(self, terminal_id: str) -> dict[str, str]:
         """Where a person on this machine finds the agent's window: socket, session, window.

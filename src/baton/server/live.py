@@ -184,8 +184,10 @@ class ScreenWatcher:
             elif not live.verified:
                 return live.status
             else:
+                screen = live.emulator.visible()
                 try:
-                    new = live.provider.status(live.emulator.visible(), live.ctx)
+                    new = live.provider.status(screen, live.ctx)
+                    live.note_progress(screen)
                 except Exception:  # a provider bug must not stop the watcher
                     logger.exception("status of terminal %s failed", live.terminal_id)
                     return live.status

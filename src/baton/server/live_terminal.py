@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 from baton.private import private_file
@@ -71,6 +72,11 @@ class LiveTerminal:
         self.evaluated: tuple[int, int] = (-1, -1)  # `signature()` at the last evaluation
         self.candidate: int | None = None  # log offset of a seed awaiting confirmation
         self.audit: tuple[int, str] | None = None  # (log offset, capture) to compare later
+        # Progress: when the screen (its animation aside) or a native signal file last
+        # changed, as (wall clock, monotonic); None until the model first shows a screen.
+        self.progress_at: tuple[float, float] | None = None
+        self._view: str | None = None
+        self._signals: tuple[int, int] | None = None
         self.lock = threading.RLock()
 
     def signature(self) -> tuple[int, int]:
@@ -85,6 +91,38 @@ class LiveTerminal:
             with os.scandir(self.ctx.runtime_dir) as entries:
                 for entry in entries:
                     if entry.is_file(follow_symlinks=False):
+                        info = entry.stat(follow_symlinks=False)
+                        total += info.st_size
+                        latest = max(latest, info.st_mtime_ns)
+        except OSError:
+            pass
+        return total, latest
+
+    def note_progress(self, screen: str) -> None:
+        """Remember now as the last progress if the screen's work or a signal file changed.
+
+        Only what `Provider.progress_view` keeps counts: a spinner, a timer or a blinking
+        bullet is not progress. Native signals are the runtime directory's files other
+        than the pane log (Codex notify records, Claude Code hook records, usage files).
+        """
+        view = self.provider.progress_view(screen)
+        signals = self._signal_signature()
+        if view != self._view or signals != self._signals:
+            self._view, self._signals = view, signals
+            self.progress_at = (time.time(), time.monotonic())
+
+    def quiet_seconds(self) -> float | None:
+        """Seconds since the last progress; None while unknown."""
+        if self.progress_at is None:
+            return None
+        return max(0.0, time.monotonic() - self.progress_at[1])
+
+    def _signal_signature(self) -> tuple[int, int]:
+        total = latest = 0
+        try:
+            with os.scandir(self.ctx.runtime_dir) as entries:
+                for entry in entries:
+                    if entry.name != PANE_LOG and entry.is_file(follow_symlinks=False):
                         info = entry.stat(follow_symlinks=False)
                         total += info.st_size
                         latest = max(latest, info.st_mtime_ns)

@@ -68,6 +68,20 @@ class TerminalReader:
             # What a CAO client asked for (its MCP tools enforce it); Baton itself does
             # not restrict an agent's tools, so by default: everything.
             "allowed_tools": list(record.allowed_tools) if record.allowed_tools else ["*"],
+            **self.progress(record),
+        }
+
+    def progress(self, record: TerminalRecord) -> dict[str, Any]:
+        """Baton's own fields: when the screen (its animation aside) or a native signal
+        last changed, and the seconds since; null while the live model is not trusted."""
+        live = self._trusted(record)
+        if live is None or live.exited or live.progress_at is None:
+            return {"last_change_at": None, "quiet_seconds": None}
+        with live.lock:
+            changed, quiet = live.progress_at[0], live.quiet_seconds()
+        return {
+            "last_change_at": iso_utc(changed),
+            "quiet_seconds": round(quiet, 3) if quiet is not None else None,
         }
 
     def _last_active(self, record: TerminalRecord) -> float | None:

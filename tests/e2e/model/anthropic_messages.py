@@ -33,7 +33,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from tests.e2e.clis import AGENT_BIN_DIR
 from tests.e2e.model.brain import Brain, Misbehaviour, Step
-from tests.e2e.model.serving import running_app
+from tests.e2e.model.serving import StalledStream, running_app
 
 __all__ = [
     "API_KEY",
@@ -316,6 +316,8 @@ def create_app(server: ModelServer) -> Starlette:
         attempt = server.attempt(prompt, done_steps, len(body.get("messages") or []))
         if done_steps == 0 and attempt == 1:
             brain.turn_opened(prompt)
+        if brain.takes_stall(prompt, done_steps):
+            return StalledStream()  # the stream that never comes (Misbehaviour.STALL)
         delay = brain.delay_for(prompt)
         if delay:
             await asyncio.sleep(delay)

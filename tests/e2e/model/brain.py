@@ -44,6 +44,7 @@ class Misbehaviour(StrEnum):
     SLOW = "slow"  # wait `slow_seconds` before every reply of the turn
     HTTP_500 = "http_500"  # answer every request with HTTP 500
     CUT_STREAM = "cut_stream"  # start the event stream, then drop the connection
+    STALL = "stall"  # accept a turn's first request, then send nothing (`stall_times` turns)
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,10 @@ class Brain:
 
     behaviours: Mapping[str, Misbehaviour] = field(default_factory=dict)
     slow_seconds: float = 3.0
+    stall_times: int = 1
     timeline: list[TurnRecord] = field(default_factory=list)
     _round: int = 1
+    _stalled: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- what to do ---------------------------------------------------------------------
@@ -99,6 +102,22 @@ class Brain:
     def delay_for(self, prompt: str) -> float:
         """Seconds to wait before replying (the SLOW misbehaviour)."""
         return self.slow_seconds if self.misbehaviour_for(prompt) is Misbehaviour.SLOW else 0.0
+
+    def takes_stall(self, prompt: str, done_steps: int) -> bool:
+        """Whether this request gets no answer at all (STALL: a turn's first request, for
+        the first `stall_times` turns of the role; the prompt sent again is answered)."""
+        if done_steps or self.misbehaviour_for(prompt) is not Misbehaviour.STALL:
+            return False
+        role = self.role_of(prompt)
+        with self._lock:
+            if self._stalled.get(role, 0) >= self.stall_times:
+                return False
+            self._stalled[role] = self._stalled.get(role, 0) + 1
+            return True
+
+    def stalls_taken(self, role: str) -> int:
+        with self._lock:
+            return self._stalled.get(role, 0)
 
     def next_step(self, prompt: str, done_steps: int, last_tool_output: str = "") -> Step:
         """The reply after `done_steps` tool results came back for this prompt."""

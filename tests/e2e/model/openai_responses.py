@@ -11,7 +11,8 @@ JSON-schema `text.format`); those get a fixed title and never reach the brain, s
 neither open turns in its timeline nor look like a second prompt.
 
 Misbehaviours (per role, decided by the brain): SLOW waits before replying, HTTP_500
-answers with a JSON error, CUT_STREAM sends `response.created` and drops the connection.
+answers with a JSON error, CUT_STREAM sends `response.created` and drops the connection,
+STALL accepts a turn's first request and sends nothing (`StalledStream`).
 `codex_environment` writes a throw-away `CODEX_HOME` pointing Codex at this server.
 """
 
@@ -35,7 +36,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from tests.e2e.clis import AGENT_BIN_DIR
 from tests.e2e.model.brain import Brain, Misbehaviour, Step
-from tests.e2e.model.serving import running_app
+from tests.e2e.model.serving import StalledStream, running_app
 
 __all__ = [
     "API_KEY_VARIABLE",
@@ -183,6 +184,8 @@ class _Responder:
         brain = self.server.brain
         if turn.done_steps == 0:
             brain.turn_opened(turn.prompt)
+        if brain.takes_stall(turn.prompt, turn.done_steps):
+            return StalledStream()
         behaviour = brain.misbehaviour_for(turn.prompt)
         delay = brain.delay_for(turn.prompt)
         if delay:

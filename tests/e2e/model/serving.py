@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
-__all__ = ["running_app"]
+__all__ = ["StalledStream", "running_app"]
 
 _STARTUP_SECONDS = 15.0
 
@@ -40,3 +42,17 @@ def running_app(app: object) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+class StalledStream(Response):
+    """A stalled model stream: the response head of an event stream, then nothing, until
+    the client gives up (or the server stops)."""
+
+    def __init__(self) -> None:
+        super().__init__(media_type="text/event-stream")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        while (await receive())["type"] != "http.disconnect":
+            pass

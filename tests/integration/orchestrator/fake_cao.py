@@ -45,6 +45,7 @@ PROFILE_ROLE = {
 
 # A step: ("status", "processing") · ("sleep", 0.2) · ("write", text) · ("output", text)
 # · ("die", None): the CLI is killed (status error from then on)
+# · ("hang", None): nothing more happens until Escape is pressed (`POST …/key?key=Escape`)
 Step = tuple[str, Any]
 
 
@@ -90,6 +91,8 @@ class FakeTerminal:
     prompts: list[str] = field(default_factory=list)
     exited: bool = False
     dead: bool = False
+    keys: list[str] = field(default_factory=list)
+    interrupted: threading.Event = field(default_factory=threading.Event, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -276,7 +279,12 @@ class FakeCao:
                         terminal.dead = True
                         terminal.status = "error"
                         return
-                    if kind == "status":
+                    if kind == "hang":
+                        terminal.interrupted.clear()
+                        while not terminal.interrupted.wait(0.05):
+                            if self._stopping.is_set():
+                                return
+                    elif kind == "status":
                         terminal.status = value
                     elif kind == "sleep":
                         self._stopping.wait(value)
@@ -402,6 +410,11 @@ class FakeCao:
                 if message is None:
                     return 422, {"detail": [{"loc": ["query", "message"], "msg": "required"}]}
                 self._deliver(terminal, message)
+                return 200, {"success": True}
+            if method == "POST" and rest == ["key"]:
+                terminal.keys.append(query.get("key", ""))
+                if query.get("key") == "Escape":
+                    terminal.interrupted.set()
                 return 200, {"success": True}
             if method == "POST" and rest == ["exit"]:
                 terminal.exited = True

@@ -33,7 +33,7 @@ __all__ = ["REPORT_FILE_NAME", "Report", "build_report", "render_html", "write_r
 
 REPORT_FILE_NAME = "report.html"
 # Events where the run needed (or got) help: listed on their own in the page.
-_INTERVENTIONS = ("waiting", "reminder", "agent_restart", "budget", "error")
+_INTERVENTIONS = ("waiting", "reminder", "stall", "agent_restart", "budget", "error")
 
 
 @dataclass(frozen=True)
