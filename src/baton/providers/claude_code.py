@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.private import private_dir, write_private
-from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.claude_hooks import (
     HOOK_EVENTS,
     HookLog,
@@ -251,6 +251,11 @@ class ClaudeCodeProvider(Provider):
             # Hooks are per prompt: a Stop always belongs to the latest one.
             finish_is_current=True,
         )
+
+    def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
+        """Prompts the `UserPromptSubmit` hook saw; open until `Stop` or `StopFailure`."""
+        log = self._log(ctx)
+        return TurnRecord(started=log.prompts(), open=log.turn_state() is TurnState.OPEN)
 
     def _log(self, ctx: TerminalContext) -> HookLog:
         path = ctx.runtime_dir / HOOK_LOG_FILE
