@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from baton.providers.base import AgentProfile, TerminalContext
+from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.claude_code import (
     HOOK_LOG_FILE,
     ClaudeCodeProvider,
@@ -325,3 +325,24 @@ def test_resume_launch_resumes_the_session_of_its_hook_records(
     assert spec is not None
     assert spec.argv[-2:] == ["--resume", session]
     assert not log.exists() and list(ctx.runtime_dir.glob("claude-hooks.*.jsonl"))
+
+
+def test_turn_record_counts_prompts_and_is_open_until_stop(tmp_path: Path) -> None:
+    ctx = _context(tmp_path)
+    ctx.runtime_dir.mkdir()
+    log = ctx.runtime_dir / HOOK_LOG_FILE
+    provider = ClaudeCodeProvider()
+    assert provider.turn_record(ctx) == TurnRecord(started=0, open=False)
+
+    def hook(name: str) -> None:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"hook_event_name": name}) + "\n")
+
+    hook("UserPromptSubmit")
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=True)
+    hook("Notification")
+    hook("Stop")
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=False)
+    hook("UserPromptSubmit")
+    hook("StopFailure")
+    assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)

@@ -17,7 +17,11 @@ SENDERS = 10
 def _scripted(client: httpx.Client, tmp_path: Path) -> str:
     response = client.post(
         "/sessions",
-        params={"agent_profile": "tester", "provider": "scripted", "working_directory": str(tmp_path)},
+        params={
+            "agent_profile": "tester",
+            "provider": "scripted",
+            "working_directory": str(tmp_path),
+        },
     )
     assert response.status_code == 201, response.text
     return response.json()["id"]
