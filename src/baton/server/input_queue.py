@@ -26,11 +26,6 @@ class InputQueue:
         self._changed = threading.Condition()
         self._lines: dict[str, deque[object]] = {}
 
-    def waiting(self, terminal_id: str) -> int:
-        """How many senders are in the terminal's line (the one typing included)."""
-        with self._changed:
-            return len(self._lines.get(terminal_id, ()))
-
     @contextmanager
     def first_in_line(self, terminal_id: str, *, queue: bool, deadline: float) -> Iterator[None]:
         """Hold the terminal's line from when this sender is first until the block ends.
