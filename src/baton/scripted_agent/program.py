@@ -26,7 +26,7 @@ from pathlib import Path
 
 from baton.private import private_dir, write_private
 from baton.scripted_agent import answers, ui
-from baton.scripted_agent.keys import KeyParser
+from baton.scripted_agent.keys import PASTE_END, PASTE_START, KeyParser
 from baton.scripted_agent.turns import record_turn
 from baton.scripted_agent.usage import UsageRecorder
 from baton.scripted_agent.work import Outcome, RoleWorker
@@ -138,7 +138,9 @@ class ScriptedAgent:
             data = self._read(None)
             if not data:
                 return False
-            answer = data.decode("utf-8", "replace").strip().lower()
+            # Typed or pasted (`POST …/input` pastes): the paste markers are no answer.
+            text = data.decode("utf-8", "replace")
+            answer = text.replace(PASTE_START, "").replace(PASTE_END, "").strip().lower()
             if answer.startswith("y"):
                 self._write("yes\n\n")
                 return True

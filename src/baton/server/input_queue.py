@@ -27,11 +27,12 @@ class InputQueue:
         self._lines: dict[str, deque[object]] = {}
 
     @contextmanager
-    def first_in_line(self, terminal_id: str, *, queue: bool, deadline: float) -> Iterator[None]:
+    def first_in_line(self, terminal_id: str, *, queue: bool, deadline: float) -> Iterator[bool]:
         """Hold the terminal's line from when this sender is first until the block ends.
 
-        `queue=False`: TerminalBusyError when anyone is already in line. Otherwise
-        InputQueueTimeoutError when `deadline` (monotonic) passes before this sender's turn.
+        Yields whether the sender had to wait behind others. `queue=False`:
+        TerminalBusyError when anyone is already in line. Otherwise InputQueueTimeoutError
+        when `deadline` (monotonic) passes before this sender's turn.
         """
         ticket = object()
         with self._changed:
@@ -41,6 +42,7 @@ class InputQueue:
                     f"terminal {terminal_id}: other input is being delivered "
                     f"({len(line)} in line); not queued (queue=false)"
                 )
+            waited = bool(line)
             line.append(ticket)
             first = self._changed.wait_for(
                 lambda: line[0] is ticket, timeout=max(0.0, deadline - time.monotonic())
@@ -52,7 +54,7 @@ class InputQueue:
                     "queue when the wait ran out (BATON_INPUT_QUEUE_TIMEOUT); nothing was typed"
                 )
         try:
-            yield
+            yield waited
         finally:
             with self._changed:
                 self._leave(terminal_id, line, ticket)

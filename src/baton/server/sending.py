@@ -6,8 +6,10 @@ arrival order (`InputQueue`), each blocked until its message was delivered. Deli
 confirmed from what the CLI did with it, never from any screen change (a spinner always
 changes the screen): its own record shows a new turn started. A CLI that keeps no turn
 record must be seen busy on screen instead; a slash command, which starts no turn, must
-leave the screen it was pasted into. Every wait sleeps on the screen watcher's
-condition, woken by each evaluation of any terminal (and at least once per interval).
+leave the screen it was pasted into, and so must the answer to a dialog (a message sent
+while the CLI asks a question, with nobody waiting before it, is typed at once). Every
+wait sleeps on the screen watcher's condition, woken by each evaluation of any terminal
+(and at least once per interval).
 """
 
 from __future__ import annotations
@@ -68,21 +70,29 @@ class InputSender:
         record = self.reader.record(terminal_id)
         prepared = self.delivery.prepare(message)
         deadline = time.monotonic() + self.timings.queue_timeout
-        with self.queue.first_in_line(terminal_id, queue=queue, deadline=deadline):
-            self._wait_until_ready(record, queue=queue, deadline=deadline)
+        # Sent while the CLI asks a question (a dialog), the message is the answer: typed
+        # at once, unless other senders were already waiting (theirs are no answers).
+        asking = self.reader.status(record) is TerminalStatus.WAITING_USER_ANSWER
+        with self.queue.first_in_line(terminal_id, queue=queue, deadline=deadline) as waited:
+            answer = asking and not waited
+            self._wait_until_ready(record, queue=queue, deadline=deadline, answer=answer)
             with self.runtime.lock_for(terminal_id):
-                self._deliver(record, prepared)
+                self._deliver(record, prepared, answer=answer)
         self._on_accepted(terminal_id)
 
     # -- waiting for the CLI --------------------------------------------------------------
 
-    def _wait_until_ready(self, record: TerminalRecord, *, queue: bool, deadline: float) -> None:
+    def _wait_until_ready(
+        self, record: TerminalRecord, *, queue: bool, deadline: float, answer: bool
+    ) -> None:
         watcher = self.reader.watcher
         seen = watcher.generation
         while True:
             self._require_alive(record)
             status, turns = self._state(record)
             if status in _READY and not (turns is not None and turns.open):
+                return
+            if answer and status is TerminalStatus.WAITING_USER_ANSWER:
                 return
             doing = "working on a turn" if status in _READY else str(status)
             if not queue:
@@ -109,7 +119,7 @@ class InputSender:
 
     # -- typing and confirming ---------------------------------------------------------------
 
-    def _deliver(self, record: TerminalRecord, prepared: PreparedMessage) -> None:
+    def _deliver(self, record: TerminalRecord, prepared: PreparedMessage, *, answer: bool) -> None:
         provider, _ = self.runtime.provider(record)
         self._require_alive(record)
         _, before = self._state(record)
@@ -118,10 +128,10 @@ class InputSender:
         self.delivery.paste(record.pane_id, prepared, provider)
         self._require_alive(record)
         pasted: str | None = None
-        if _is_command(prepared.text):
-            # A command starts no turn; it is taken when it leaves the screen it was pasted
-            # into (the paste must have finished drawing first). The CLI was at rest, so
-            # no spinner can change that screen.
+        if answer or _is_command(prepared.text):
+            # A command or a dialog's answer starts no turn; it is taken when it leaves
+            # the screen it was pasted into (the paste must have finished drawing
+            # first). The CLI was at rest or asking, so no spinner can change that screen.
             pasted = self._settled_screen(record)
         self.delivery.submit(record.pane_id, provider)
         watcher = self.reader.watcher

@@ -104,3 +104,31 @@ def test_a_queued_message_times_out_with_504_and_is_never_typed(tmp_path: Path) 
         assert "BATON_INPUT_QUEUE_TIMEOUT" in late.json()["detail"]
         assert wait_for_status(client, terminal, {"completed"}) == "completed"
     assert _inputs(server, terminal) == ["long work"]
+
+
+def test_input_to_a_cli_asking_a_question_is_typed_at_once_as_the_answer(
+    tmp_path: Path,
+) -> None:
+    env = {"BATON_SCRIPTED_ASK_BEFORE_WORK": "programmer", "BATON_SCRIPTED_WORK_SECONDS": "1"}
+    answer_file = tmp_path / ".tmp" / "agent-responses" / "programmer_summary.md"
+    task = f"Implement it. Write your answer to {answer_file}"
+    with running_baton_server(tmp_path, env=env) as server, server.client() as client:
+        response = client.post(
+            "/sessions",
+            params={
+                "agent_profile": "programmer",
+                "provider": "scripted",
+                "working_directory": str(tmp_path),
+            },
+        )
+        terminal = response.json()["id"]
+        assert client.post(f"/terminals/{terminal}/input", params={"message": task}).is_success
+        asking = wait_for_status(client, terminal, {"waiting_user_answer"})
+        assert asking == "waiting_user_answer"
+        # Typed at once into the dialog, not queued behind it.
+        answered = client.post(f"/terminals/{terminal}/input", params={"message": "yes"})
+        assert answered.status_code == 200, answered.text
+        assert "yes" in server.screen()
+        assert wait_for_status(client, terminal, {"completed"}) == "completed"
+    assert answer_file.exists()
+    assert _inputs(server, terminal) == [task]  # the answer started no turn
