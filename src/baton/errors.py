@@ -23,7 +23,9 @@
         ├── NotFoundError           unknown terminal or session (404)
         ├── BadRequestError         unknown profile or provider, bad parameter (400)
         ├── TerminalExitedError     the agent CLI has exited; input refused (409)
-        ├── InputNotAcceptedError   the CLI did not take the input (the screen never changed)
+        ├── TerminalBusyError       the CLI is busy and the caller asked not to queue (409)
+        ├── InputQueueTimeoutError  still busy when a queued message's wait ran out (504)
+        ├── InputNotAcceptedError   the CLI did not take the input as a new turn (502)
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
         ├── EmptyMessageError       a message with nothing to submit (422)
         ├── MessageTooLargeError    a message over the server's size limit (413)
@@ -55,6 +57,7 @@ __all__ = [
     "HandoffError",
     "HandoffTimeout",
     "InputNotAcceptedError",
+    "InputQueueTimeoutError",
     "MessageTooLargeError",
     "MissingResponseError",
     "NotFoundError",
@@ -65,6 +68,7 @@ __all__ = [
     "StateFileError",
     "StepFailedError",
     "StorageFullError",
+    "TerminalBusyError",
     "TerminalExitedError",
     "TmuxError",
 ]
@@ -202,8 +206,20 @@ class TerminalExitedError(ServerError):
     status_code = 409
 
 
+class TerminalBusyError(ServerError):
+    """The CLI is busy (or other input is queued before) and the caller asked not to queue."""
+
+    status_code = 409
+
+
+class InputQueueTimeoutError(ServerError):
+    """A queued message waited its whole time for the CLI to rest; it was never typed."""
+
+    status_code = 504
+
+
 class InputNotAcceptedError(ServerError):
-    """The CLI did not take the input: its screen never changed."""
+    """The CLI did not take the input: no new turn started (or the screen never changed)."""
 
     status_code = 502
 

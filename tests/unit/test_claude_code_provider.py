@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from baton.providers.base import AgentProfile, TerminalContext
+from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.claude_code import (
     HOOK_LOG_FILE,
     ClaudeCodeProvider,
@@ -325,3 +325,70 @@ def test_resume_launch_resumes_the_session_of_its_hook_records(
     assert spec is not None
     assert spec.argv[-2:] == ["--resume", session]
     assert not log.exists() and list(ctx.runtime_dir.glob("claude-hooks.*.jsonl"))
+
+
+def test_turn_record_counts_prompts_and_is_open_until_stop(tmp_path: Path) -> None:
+    ctx = _context(tmp_path)
+    ctx.runtime_dir.mkdir()
+    log = ctx.runtime_dir / HOOK_LOG_FILE
+    provider = ClaudeCodeProvider()
+    assert provider.turn_record(ctx) == TurnRecord(started=0, open=False)
+
+    def hook(name: str) -> None:
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"hook_event_name": name}) + "\n")
+
+    hook("UserPromptSubmit")
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=True)
+    hook("Notification")
+    hook("Stop")
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=False)
+    hook("UserPromptSubmit")
+    hook("StopFailure")
+    assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)
+
+
+# After `claude --resume` of a CLI killed mid-turn (shortened from a real pane): the
+# dead turn's prompt, no answer, an empty input box, nothing working.
+_RULE = "─" * 200
+RESUMED_MID_TURN = f"""    Validation: ran the project test command from the prompt.
+
+✻ Cogitated for 7s · done 12:54 AM
+
+❯ Round: 1
+
+  Programmer review cycle: 2
+
+  Do this once, as your last action, then stop and wait for the next instruction.
+
+{_RULE}
+❯
+{_RULE}
+  ⏵⏵ bypass permissions on (shift+tab to cycle)
+"""
+
+
+def test_a_resumed_cli_replaying_a_dead_turns_prompt_is_idle_until_its_first_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    ctx = _context(tmp_path)
+    ctx.runtime_dir.mkdir(parents=True)
+    log = ctx.runtime_dir / HOOK_LOG_FILE
+    session = "6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": session}
+    log.write_text(json.dumps(prompt) + "\n", encoding="utf-8")
+    provider = ClaudeCodeProvider()
+    # The screen alone reads a prompt waiting for its answer; so does a fresh CLI.
+    assert provider.detect_status(RESUMED_MID_TURN) is TerminalStatus.PROCESSING
+    assert ClaudeCodeProvider().status(RESUMED_MID_TURN, _context(tmp_path / "other")) is (
+        TerminalStatus.PROCESSING
+    )
+    assert provider.resume_launch(ctx) is not None
+    assert provider.status(RESUMED_MID_TURN, ctx) is TerminalStatus.IDLE
+    # Once the resumed CLI takes a prompt, its hooks decide again.
+    log.write_text(json.dumps(prompt) + "\n", encoding="utf-8")
+    assert provider.status(RESUMED_MID_TURN, ctx) is TerminalStatus.PROCESSING

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.providers.base import AgentProfile, TerminalContext
+from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.codex import CodexProvider, toml_string
 from baton.providers.codex_notify import main as notify_main
 from baton.providers.codex_screen import (
@@ -379,3 +379,23 @@ def test_resume_launch_resumes_the_thread_its_notify_records_name(
     assert spec is not None
     assert spec.argv[-2:] == ["resume", thread]
     assert spec.argv[:-2] == provider.launch(ctx).argv  # the same options as the first launch
+
+
+def test_turn_record_counts_each_turn_start_once(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    ctx.runtime_dir.mkdir()
+    log = ctx.runtime_dir / "pane.log"
+    provider = CodexProvider()
+    assert provider.turn_record(ctx) is None  # no state seen: no record to go by
+    log.write_bytes(_osc("idle"))
+    assert provider.turn_record(ctx) == TurnRecord(started=0, open=False)
+    sequence = _osc("working")
+    with log.open("ab") as handle:  # a start split across two reads counts once
+        handle.write(sequence[:9])
+    assert provider.turn_record(ctx) == TurnRecord(started=0, open=False)
+    with log.open("ab") as handle:
+        handle.write(sequence[9:] + _osc("working") + b"spinner")
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=True)
+    with log.open("ab") as handle:
+        handle.write(_osc("done") + _osc("working") + _osc("done"))
+    assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)

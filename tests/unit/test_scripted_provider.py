@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from baton.providers import get_provider
-from baton.providers.base import AgentProfile, TerminalContext
+from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.scripted import ScriptedProvider
+from baton.scripted_agent.turns import record_turn
 from baton.status import TerminalStatus
 
 HEADER = (
@@ -113,3 +114,23 @@ def test_launch_passes_the_profile_as_instructions(tmp_path: Path) -> None:
     instructions = Path(spec.argv[spec.argv.index("--instructions") + 1])
     assert instructions.read_text() == "Run the test.\n"
     assert spec.argv[spec.argv.index("--profile") + 1] == "tester"
+
+
+def test_turn_record_follows_the_agents_turn_log(tmp_path: Path) -> None:
+    provider = get_provider("scripted")
+    profile = AgentProfile(name="tester", description="d", instructions="")
+    ctx = TerminalContext("0123abcd", tmp_path, profile, tmp_path / "rt", env={})
+    spec = provider.launch(ctx)
+    log = Path(spec.argv[spec.argv.index("--turn-log") + 1])
+    assert log.parent == ctx.runtime_dir
+    assert provider.turn_record(ctx) is None  # an agent started without the log
+    for event in ("ready", "received"):
+        record_turn(log, event)
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=True)
+    record_turn(log, "finished")
+    record_turn(log, "received")
+    record_turn(log, "finished")
+    assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)
+    record_turn(log, "received")
+    record_turn(log, "ready")  # started again (a restart): nothing open, counted afresh
+    assert provider.turn_record(ctx) == TurnRecord(started=0, open=False)

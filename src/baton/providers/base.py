@@ -21,7 +21,7 @@ from baton.providers.progress import GENERIC_INDICATOR, still_text
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
-__all__ = ["AgentProfile", "LaunchSpec", "Provider", "TerminalContext"]
+__all__ = ["AgentProfile", "LaunchSpec", "Provider", "TerminalContext", "TurnRecord"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,20 @@ class LaunchSpec:
     def command_found(self, search_path: str) -> bool:
         """Whether the CLI (`argv[0]`) exists on `search_path`, the PATH the pane gets."""
         return bool(self.argv) and shutil.which(self.argv[0], path=search_path) is not None
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """What a CLI's own records say about the messages it took as turns.
+
+    `started` counts the user messages the CLI began a turn for (it only grows while one
+    CLI process runs); `open` says the latest of them is still being worked on. The
+    server confirms a delivery by `started` rising, and types the next message only
+    once `open` is False, so a message is never pasted into a busy CLI.
+    """
+
+    started: int
+    open: bool
 
 
 class Provider(ABC):
@@ -134,6 +148,14 @@ class Provider(ABC):
     def last_message(self, history: str, ctx: TerminalContext) -> str:
         """The last answer, from native records where the CLI keeps them, else the screen."""
         return self.extract_last_message(history)
+
+    def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
+        """The CLI's own record of the turns it started (hooks, pane state, a log).
+
+        None (the default) when the CLI keeps no such record, or has not written one
+        yet: the server then confirms delivery from the screen's status alone.
+        """
+        return None
 
     def usage(self, ctx: TerminalContext) -> Usage | None:
         """Cumulative tokens the CLI spent in this terminal, from its own records.

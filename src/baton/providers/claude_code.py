@@ -32,7 +32,9 @@ Which wins when they disagree, and why (the shared rule of `precedence.combine_s
    whose hook has not been logged yet (or a user's Stop hook that sent the model back to
    work), so there the screen wins. `StopFailure` reads as `error` the same way.
 4. Without hook records (hooks disabled, a server restarted on an older terminal) the
-   screen decides alone.
+   screen decides alone. One exception: a CLI resumed after its predecessor died mid-turn
+   shows that turn's prompt with no answer; until the resumed CLI logs a hook, that
+   prompt (with no spinner and nothing in the footer saying it works) reads `idle`.
 
 `last_message` prefers the Stop hook's `last_assistant_message`, then the session
 transcript the hook names, and only then the answer block read from the scrollback.
@@ -53,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.private import private_dir, write_private
-from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.claude_hooks import (
     HOOK_EVENTS,
     INTERRUPT_EVENT,
@@ -64,7 +66,13 @@ from baton.providers.claude_hooks import (
     last_session_id,
     transcript_usage,
 )
-from baton.providers.claude_screen import Marker, last_answer, parse_screen, screen_status
+from baton.providers.claude_screen import (
+    ClaudeScreen,
+    Marker,
+    last_answer,
+    parse_screen,
+    screen_status,
+)
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -198,6 +206,8 @@ class ClaudeCodeProvider(Provider):
 
     def __init__(self) -> None:
         self._logs: dict[Path, HookLog] = {}
+        # Hook logs of CLIs started by `resume_launch`: their screen replays the dead turn.
+        self._resumed: set[Path] = set()
 
     # -- launching -------------------------------------------------------------------------
 
@@ -231,6 +241,7 @@ class ClaudeCodeProvider(Provider):
         self._logs.pop(log_file, None)
         if session is None:
             return None
+        self._resumed.add(log_file)
         spec = self.launch(ctx)
         return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
 
@@ -251,8 +262,12 @@ class ClaudeCodeProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = screen_status(screen)
-        native = _HOOK_TURNS.get(self._log(ctx).turn_state(), NativeTurn.UNKNOWN)
+        log = self._log(ctx)
+        native = _HOOK_TURNS.get(log.turn_state(), NativeTurn.UNKNOWN)
         parsed = parse_screen(screen)
+        resumed_quiet = native is NativeTurn.UNKNOWN and log.path in self._resumed
+        if resumed_quiet and _replays_dead_turn(parsed):
+            return TerminalStatus.IDLE  # the dead CLI's unanswered prompt, replayed
         return combine_signals(
             seen,
             native,
@@ -268,6 +283,11 @@ class ClaudeCodeProvider(Provider):
             append_event(
                 ctx.runtime_dir / HOOK_LOG_FILE, json.dumps({"hook_event_name": INTERRUPT_EVENT})
             )
+
+    def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
+        """Prompts the `UserPromptSubmit` hook saw; open until `Stop` or `StopFailure`."""
+        log = self._log(ctx)
+        return TurnRecord(started=log.prompts(), open=log.turn_state() is TurnState.OPEN)
 
     def _log(self, ctx: TerminalContext) -> HookLog:
         path = ctx.runtime_dir / HOOK_LOG_FILE
@@ -299,6 +319,11 @@ class ClaudeCodeProvider(Provider):
                 if text:
                     return text
         return self.extract_last_message(history)
+
+
+def _replays_dead_turn(parsed: ClaudeScreen) -> bool:
+    """A prompt with no answer and nothing working: what `--resume` shows of a dead turn."""
+    return parsed.box is not None and not parsed.busy and parsed.marker() is Marker.PROMPT
 
 
 def _closing(screen: str) -> bool:

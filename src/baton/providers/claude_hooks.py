@@ -87,6 +87,7 @@ class HookLog:
     _last_close: dict[str, Any] | None = field(default=None, repr=False)
     _last_notification: dict[str, Any] | None = field(default=None, repr=False)
     _sequence: int = 0
+    _prompts: int = 0
 
     def refresh(self) -> None:
         try:
@@ -113,6 +114,7 @@ class HookLog:
         name = event.get("hook_event_name")
         if name == "UserPromptSubmit":
             self._last_prompt = event
+            self._prompts += 1
         elif name in ("Stop", "StopFailure", INTERRUPT_EVENT):
             self._last_close = event
         elif name == "Notification":
@@ -129,6 +131,11 @@ class HookLog:
         if name == INTERRUPT_EVENT:
             return TurnState.INTERRUPTED
         return TurnState.FAILED if name == "StopFailure" else TurnState.FINISHED
+
+    def prompts(self) -> int:
+        """How many prompts the CLI submitted (`UserPromptSubmit` events) so far."""
+        self.refresh()
+        return self._prompts
 
     def last_close(self) -> dict[str, Any] | None:
         """The latest Stop or StopFailure event, if it ends the latest turn."""

@@ -52,7 +52,7 @@ from pathlib import Path
 import tomlkit
 
 from baton.private import private_dir
-from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.codex_screen import (
     ANSWER_BULLET_PATTERN,
     detect_status,
@@ -209,6 +209,13 @@ class CodexProvider(Provider):
             # `done` stays set until the next turn starts: it may be the previous turn's.
             finish_is_current=False,
         )
+
+    def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
+        """Turns started as OSC 7501 tells them (`working` after anything else)."""
+        turns = self._pane_states.turns(ctx.runtime_dir / "pane.log")
+        if turns is None:
+            return None
+        return TurnRecord(started=turns[0], open=turns[1] == "working")
 
     # -- output -----------------------------------------------------------------------------
 

@@ -54,6 +54,8 @@ _TITLE_REQUEST = "Generate a concise, single-line task title"
 class _LogPlace:
     offset: int = 0
     state: str | None = None
+    # How many times the state became `working` (a turn started) in the log read so far.
+    turns: int = 0
 
 
 class PaneStateReader:
@@ -82,11 +84,21 @@ class PaneStateReader:
                 data = handle.read(size - start)
         except OSError:
             return place.state
-        found = list(_OSC_STATE.finditer(data))
-        if found:
-            place.state = found[-1].group(1).decode("ascii")
+        for match in _OSC_STATE.finditer(data):
+            if match.end() <= place.offset - start:
+                continue  # seen in the previous read (the overlap)
+            state = match.group(1).decode("ascii")
+            if state == "working" and place.state != "working":
+                place.turns += 1
+            place.state = state
         place.offset = start + len(data)
         return place.state
+
+    def turns(self, pane_log: Path) -> tuple[int, str] | None:
+        """(turns started, latest state) from the log; None while no state was seen."""
+        state = self.state(pane_log)
+        place = self._places[pane_log]
+        return (place.turns, state) if state is not None else None
 
 
 def codex_home(environment: Mapping[str, str]) -> Path:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import sys
 
 from baton.private import private_dir, write_private
-from baton.providers.base import LaunchSpec, Provider, TerminalContext
+from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.screen import last_lines, normalize_screen
 from baton.scripted_agent import ui
+from baton.scripted_agent.turns import TURN_LOG, read_turns
 from baton.scripted_agent.usage import USAGE_FILE, read_usage
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -54,6 +55,8 @@ class ScriptedProvider(Provider):
                 str(ctx.runtime_dir / "inputs"),
                 "--usage-file",
                 str(ctx.runtime_dir / USAGE_FILE),
+                "--turn-log",
+                str(ctx.runtime_dir / TURN_LOG),
             ],
             env={"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"},
         )
@@ -81,6 +84,11 @@ class ScriptedProvider(Provider):
                 return TerminalStatus.ERROR
             return TerminalStatus.IDLE
         return TerminalStatus.PROCESSING
+
+    def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
+        """The agent's own turn log: a message received, the prompt drawn again."""
+        turns = read_turns(ctx.runtime_dir / TURN_LOG)
+        return TurnRecord(started=turns[0], open=turns[1]) if turns is not None else None
 
     def usage(self, ctx: TerminalContext) -> Usage | None:
         """The counts the agent keeps in its usage file (four UTF-8 bytes a token)."""

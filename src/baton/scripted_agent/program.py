@@ -27,7 +27,8 @@ from pathlib import Path
 from baton.private import private_dir, write_private
 from baton.scripted_agent import answers, ui
 from baton.scripted_agent.hangs import HANG_ENV, take_hang
-from baton.scripted_agent.keys import KeyParser
+from baton.scripted_agent.keys import PASTE_END, PASTE_START, KeyParser
+from baton.scripted_agent.turns import record_turn
 from baton.scripted_agent.usage import UsageRecorder
 from baton.scripted_agent.work import Outcome, RoleWorker
 
@@ -64,6 +65,7 @@ class ScriptedAgent:
         transcript_dir: Path | None = None,
         usage_file: Path | None = None,
         hang_file: Path | None = None,
+        turn_log: Path | None = None,
         ask_trust: bool = False,
         ask_before_work: frozenset[str] = frozenset(),
         fd_in: int = 0,
@@ -73,6 +75,8 @@ class ScriptedAgent:
         self.directory = directory
         self.transcript_dir = transcript_dir
         self.hang_file = hang_file  # turns that hang until Esc (`baton.scripted_agent.hangs`)
+        self.turn_log = turn_log
+        self._turn_open = False
         self.ask_trust = ask_trust
         # Roles (output keys) whose first turn waits for a [y/n] permission answer.
         self.ask_before_work = set(ask_before_work)
@@ -139,7 +143,9 @@ class ScriptedAgent:
             data = self._read(None)
             if not data:
                 return False
-            answer = data.decode("utf-8", "replace").strip().lower()
+            # Typed or pasted (`POST …/input` pastes): the paste markers are no answer.
+            text = data.decode("utf-8", "replace")
+            answer = text.replace(PASTE_START, "").replace(PASTE_END, "").strip().lower()
             if answer.startswith("y"):
                 self._write("yes\n\n")
                 return True
@@ -149,6 +155,7 @@ class ScriptedAgent:
 
     def _loop(self) -> int:
         self._draw_prompt()
+        record_turn(self.turn_log, "ready")
         while True:
             data = self._read(None)
             if not data:
@@ -168,6 +175,9 @@ class ScriptedAgent:
                     if self._submit(message):
                         return 0
             self._draw_prompt()
+            if self._turn_open:  # back at the prompt, reading input again
+                self._turn_open = False
+                record_turn(self.turn_log, "finished")
 
     # -- one turn -------------------------------------------------------------------
 
@@ -294,6 +304,8 @@ class ScriptedAgent:
     def _record(self, message: str) -> None:
         """Keep each received message byte for byte (tests compare what arrived)."""
         self.received += 1
+        self._turn_open = True
+        record_turn(self.turn_log, "received")
         if self.transcript_dir is None:
             return
         private_dir(self.transcript_dir)
@@ -309,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--instructions", type=Path, help="system prompt file (the profile)")
     parser.add_argument("--transcript-dir", type=Path, help="keep every received message here")
     parser.add_argument("--usage-file", type=Path, help="keep the cumulative token counts here")
+    parser.add_argument("--turn-log", type=Path, help="record each turn's start and end here")
     parser.add_argument("--ask-trust", action="store_true", help="show a first-run dialog")
     args = parser.parse_args(argv)
     agent = ScriptedAgent(
@@ -317,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         transcript_dir=args.transcript_dir,
         usage_file=args.usage_file,
         hang_file=Path(os.environ[HANG_ENV]) if os.environ.get(HANG_ENV) else None,
+        turn_log=args.turn_log,
         ask_trust=args.ask_trust or os.environ.get("BATON_SCRIPTED_TRUST_DIALOG") == "1",
         ask_before_work=frozenset(
             role.strip()

@@ -108,6 +108,7 @@ class ServerOptions:
         timings = ServiceTimings(
             startup_timeout=_float_env(env, "BATON_STARTUP_TIMEOUT", 30.0),
             accept_timeout=_float_env(env, "BATON_ACCEPT_TIMEOUT", 10.0),
+            queue_timeout=_float_env(env, "BATON_INPUT_QUEUE_TIMEOUT", 240.0),
         )
         return cls(
             host=host,

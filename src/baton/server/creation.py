@@ -55,7 +55,8 @@ class ServiceTimings:
     """How long the service waits for a CLI; bounded so no request hangs forever."""
 
     startup_timeout: float = 30.0  # first-run dialogs until a resting status
-    accept_timeout: float = 10.0  # the screen must change after input is submitted
+    accept_timeout: float = 10.0  # a new turn must start after input is submitted
+    queue_timeout: float = 240.0  # queued input waits this long for the CLI to rest
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """Terminal inboxes: messages queued for a terminal and typed in when it rests (as CAO does).
 
+They are typed through the same path as `POST …/input` (`InputSender`), without
+queueing there: a message finds the receiver busy (or another sender typing) and stays
+`pending` for the next rest.
+
 A message is delivered only while its receiver is `idle` or `completed`, one per rest:
 after a delivery the next message waits until the receiver has been seen working and
 resting again (or `settle_seconds` passed without it ever looking busy). A courier
@@ -14,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from baton.errors import NotFoundError, ServerError
+from baton.errors import NotFoundError, ServerError, TerminalBusyError
 from baton.server.records import InboxMessage, MessageStatus, iso_utc
 from baton.server.terminals import TerminalService
 
@@ -104,7 +108,12 @@ class InboxService:
             # Marked before typing, so a rest seen while typing cannot deliver it twice.
             self.registry.set_message_status(message.id, MessageStatus.DELIVERED)
             try:
-                self.terminals.send_input(terminal_id, message.message)
+                # Not queued: the courier must not block; a sender already in the
+                # terminal's input queue goes first, and this message waits for a rest.
+                self.terminals.send_input(terminal_id, message.message, queue=False)
+            except TerminalBusyError:
+                self.registry.set_message_status(message.id, MessageStatus.PENDING)
+                return False
             except ServerError as error:  # the CLI exited, or never took the input
                 self._fail(message, error)
                 return False

@@ -82,6 +82,9 @@ class ScreenWatcher:
         self._selector.register(self._wake_read, selectors.EVENT_READ, "wake")
         self._stopping = False
         self._audit_index = 0
+        # Notified after every evaluation: input waits on it for a rest or a new turn.
+        self.changed = threading.Condition()
+        self.generation = 0
         self._thread = threading.Thread(target=self._run, name="baton-screens", daemon=True)
         self._thread.start()
 
@@ -174,9 +177,31 @@ class ScreenWatcher:
 
     def evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
         """Bring the model up to date and re-read the status; report a change."""
+        try:
+            return self._evaluate(live)
+        finally:
+            self.notify_changed()
+
+    def notify_changed(self) -> None:
+        """Wake every thread waiting in `wait_changed`."""
+        with self.changed:
+            self.generation += 1
+            self.changed.notify_all()
+
+    def wait_changed(self, seen: int, timeout: float) -> int:
+        """Wait until an evaluation after generation `seen` (or `timeout`); the generation."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.generation != seen, timeout=max(0.0, timeout))
+            return self.generation
+
+    def _evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
         with live.lock:
             live.evaluated = live.signature()
             live.catch_up()
+            try:
+                live.turns = live.provider.turn_record(live.ctx)
+            except Exception:  # a provider bug must not stop the watcher
+                logger.exception("turn record of terminal %s failed", live.terminal_id)
             if live.emulator.main_screen_lost:
                 live.verified = False  # reseeded at the next interval check
             if live.exited:
@@ -194,6 +219,8 @@ class ScreenWatcher:
             previous = live.status
             if new != previous:
                 live.status = new
+                if new in (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER):
+                    live.busy_count += 1
                 self._on_change(live, previous, new)
             return new
 
@@ -233,6 +260,7 @@ class ScreenWatcher:
                     self._check_panes()
                 except Exception:
                     logger.exception("screen watcher: checking panes failed")
+                self.notify_changed()  # waiters re-read what tmux alone can tell
                 next_check = time.monotonic() + self.interval
 
     def _dispatch(self, what: object) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from baton.private import private_file
 from baton.providers import Provider, TerminalContext
+from baton.providers.base import TurnRecord
 from baton.server.emulator import PaneEmulator
 from baton.server.tmux import PaneSnapshot
 from baton.status import TerminalStatus
@@ -65,6 +66,11 @@ class LiveTerminal:
         self.emulator = PaneEmulator(columns, rows)
         self.offset = 0
         self.status: TerminalStatus | None = None
+        # The CLI's own record of its turns, read with the status (None: it keeps none).
+        self.turns: TurnRecord | None = None
+        # How many times the status became busy (processing, a dialog): the screen's
+        # own evidence that a turn started, for CLIs that keep no turn record.
+        self.busy_count = 0
         # True while the emulator is known to show what tmux shows.
         self.verified = False
         self.exited = False

@@ -1,7 +1,15 @@
-"""Typing into terminals: a message pasted and submitted, exit keys sent.
+"""Typing into terminals: a message queued, pasted when the CLI is ready, confirmed taken.
 
-Input is confirmed, not assumed: after the submit keys the screen must change, or the
-caller hears that the CLI did not take it. The screen is read from the live model.
+A message is typed only into a CLI that waits for input: at rest on screen, and no turn
+open in its own records (`Provider.turn_record`). Senders to one terminal queue in
+arrival order (`InputQueue`), each blocked until its message was delivered. Delivery is
+confirmed from what the CLI did with it, never from any screen change (a spinner always
+changes the screen): its own record shows a new turn started. A CLI that keeps no turn
+record must be seen busy on screen instead; a slash command, which starts no turn, must
+leave the screen it was pasted into, and so must the answer to a dialog (a message sent
+while the CLI asks a question, with nobody waiting before it, is typed at once). Every
+wait sleeps on the screen watcher's condition, woken by each evaluation of any terminal
+(and at least once per interval).
 """
 
 from __future__ import annotations
@@ -9,17 +17,27 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from baton.errors import InputNotAcceptedError, TerminalExitedError
+from baton.errors import (
+    InputNotAcceptedError,
+    InputQueueTimeoutError,
+    TerminalBusyError,
+    TerminalExitedError,
+)
+from baton.providers.base import TurnRecord
 from baton.server.creation import ServiceTimings
-from baton.server.delivery import MessageDelivery
+from baton.server.delivery import MessageDelivery, PreparedMessage
+from baton.server.input_queue import InputQueue
 from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.runtime import TerminalRuntime
 from baton.server.tmux import TmuxServer
+from baton.status import TerminalStatus
 
 __all__ = ["InputSender"]
 
 _POLL_SECONDS = 0.05
+# Statuses in which a CLI reads a new message: its prompt is shown (after an error too).
+_READY = frozenset({TerminalStatus.IDLE, TerminalStatus.COMPLETED, TerminalStatus.ERROR})
 
 
 class InputSender:
@@ -41,33 +59,113 @@ class InputSender:
         self.runtime = runtime
         self.reader = reader
         self.timings = timings
+        self.queue = InputQueue()
 
-    def send_input(self, terminal_id: str, message: str) -> None:
-        """Paste `message`, submit it, and confirm the CLI took it (its screen changed)."""
+    def send_input(self, terminal_id: str, message: str, *, queue: bool = True) -> None:
+        """Deliver `message` as one new turn of the CLI; return once the CLI took it.
+
+        `queue`: wait (up to `queue_timeout`) behind earlier senders and for a busy CLI
+        to rest; False refuses at once with TerminalBusyError instead.
+        """
         record = self.reader.record(terminal_id)
         prepared = self.delivery.prepare(message)
+        deadline = time.monotonic() + self.timings.queue_timeout
+        # Sent while the CLI asks a question (a dialog), the message is the answer: typed
+        # at once, unless other senders were already waiting (theirs are no answers).
+        asking = self.reader.status(record) is TerminalStatus.WAITING_USER_ANSWER
+        with self.queue.first_in_line(terminal_id, queue=queue, deadline=deadline) as waited:
+            answer = asking and not waited
+            self._wait_until_ready(record, queue=queue, deadline=deadline, answer=answer)
+            with self.runtime.lock_for(terminal_id):
+                self._deliver(record, prepared, answer=answer)
+        self._on_accepted(terminal_id)
+
+    # -- waiting for the CLI --------------------------------------------------------------
+
+    def _wait_until_ready(
+        self, record: TerminalRecord, *, queue: bool, deadline: float, answer: bool
+    ) -> None:
+        watcher = self.reader.watcher
+        seen = watcher.generation
+        while True:
+            self._require_alive(record)
+            status, turns = self._state(record)
+            if status in _READY and not (turns is not None and turns.open):
+                return
+            if answer and status is TerminalStatus.WAITING_USER_ANSWER:
+                return
+            doing = "working on a turn" if status in _READY else str(status)
+            if not queue:
+                raise TerminalBusyError(
+                    f"terminal {record.id}: the CLI is busy ({doing}); not queued (queue=false)"
+                )
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise InputQueueTimeoutError(
+                    f"terminal {record.id}: the CLI was still busy ({doing}) after "
+                    f"{self.timings.queue_timeout:g}s (BATON_INPUT_QUEUE_TIMEOUT); "
+                    "the message was not typed"
+                )
+            seen = watcher.wait_changed(seen, remaining)
+
+    def _state(self, record: TerminalRecord) -> tuple[TerminalStatus, TurnRecord | None]:
+        """The status (brought up to date) and the CLI's turn record, read together."""
+        status = self.reader.status(record)
+        live = self.reader.watcher.get(record.id)
+        if live is None:
+            return status, None
+        with live.lock:
+            return status, live.turns
+
+    # -- typing and confirming ---------------------------------------------------------------
+
+    def _deliver(self, record: TerminalRecord, prepared: PreparedMessage, *, answer: bool) -> None:
         provider, _ = self.runtime.provider(record)
-        with self.runtime.lock_for(terminal_id):
-            self._require_alive(record)
-            self.delivery.paste(record.pane_id, prepared, provider)
-            self._require_alive(record)
-            # Compared with the screen after the paste, not before it: a command the CLI
-            # swallows (an unknown slash command) leaves the screen as it was before.
-            # The paste must have finished drawing, or its late redraw would look like
-            # the CLI reacting to the submit keys.
+        self._require_alive(record)
+        _, before = self._state(record)
+        live = self.reader.watcher.get(record.id)
+        busy_before = live.busy_count if live is not None else 0
+        self.delivery.paste(record.pane_id, prepared, provider)
+        self._require_alive(record)
+        pasted: str | None = None
+        if answer or _is_command(prepared.text):
+            # A command or a dialog's answer starts no turn; it is taken when it leaves
+            # the screen it was pasted into (the paste must have finished drawing
+            # first). The CLI was at rest or asking, so no spinner can change that screen.
             pasted = self._settled_screen(record)
-            self.delivery.submit(record.pane_id, provider)
-            deadline = time.monotonic() + self.timings.accept_timeout
-            while time.monotonic() < deadline:
-                if self.reader.screen(record) != pasted:
-                    self._on_accepted(terminal_id)
-                    return
-                self._require_alive(record)
-                time.sleep(_POLL_SECONDS)
-            raise InputNotAcceptedError(
-                f"terminal {terminal_id}: the CLI did not take the input "
-                f"(screen unchanged after {self.timings.accept_timeout:g}s)"
-            )
+        self.delivery.submit(record.pane_id, provider)
+        watcher = self.reader.watcher
+        seen = watcher.generation
+        deadline = time.monotonic() + self.timings.accept_timeout
+        while True:
+            self._require_alive(record)
+            if self._taken(record, before, busy_before, pasted):
+                return
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise InputNotAcceptedError(
+                    f"terminal {record.id}: the CLI did not take the input (no new turn "
+                    f"started within {self.timings.accept_timeout:g}s)"
+                )
+            seen = watcher.wait_changed(seen, remaining)
+
+    def _taken(
+        self,
+        record: TerminalRecord,
+        before: TurnRecord | None,
+        busy_before: int,
+        pasted: str | None,
+    ) -> bool:
+        """Whether the CLI took the message as a new turn (or ran the command)."""
+        status, turns = self._state(record)
+        if pasted is not None:
+            return self.reader.screen(record) != pasted
+        if turns is not None:
+            return turns.started > (before.started if before is not None else 0)
+        live = self.reader.watcher.get(record.id)
+        if live is not None and live.busy_count > busy_before:
+            return True
+        return status in (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER)
 
     def _settled_screen(self, record: TerminalRecord, *, limit: float = 2.0) -> str:
         """The screen once two reads in a row agree (or after `limit` seconds)."""
@@ -80,6 +178,8 @@ class InputSender:
                 return current
             previous = current
         return previous
+
+    # -- keys and liveness ------------------------------------------------------------------
 
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the CLI to quit with its own exit keys; nothing is typed once it has exited."""
@@ -98,3 +198,9 @@ class InputSender:
             raise TerminalExitedError(
                 f"terminal {record.id}: the agent CLI has exited; input refused"
             )
+
+
+def _is_command(text: str) -> bool:
+    """A slash command (`/rename x`): one line the CLI runs itself, starting no turn."""
+    stripped = text.strip()
+    return stripped.startswith("/") and "\n" not in stripped

@@ -150,8 +150,9 @@ class TerminalService:
     def get_output(self, terminal_id: str, mode: str) -> str:
         return self.reader.get_output(terminal_id, mode)
 
-    def send_input(self, terminal_id: str, message: str) -> None:
-        self.sender.send_input(terminal_id, message)
+    def send_input(self, terminal_id: str, message: str, *, queue: bool = True) -> None:
+        """Deliver `message` as one new turn (see `InputSender.send_input`)."""
+        self.sender.send_input(terminal_id, message, queue=queue)
 
     def require_alive(self, record: TerminalRecord) -> None:
         """TerminalExitedError (409) once the terminal's CLI has exited."""

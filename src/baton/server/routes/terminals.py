@@ -55,13 +55,18 @@ async def get_terminal(services: ServicesDep, terminal_id: TerminalId) -> Respon
 
 @router.post("/terminals/{terminal_id}/input")
 async def send_input(
-    services: ServicesDep, terminal_id: TerminalId, request: Request, message: str | None = None
+    services: ServicesDep,
+    terminal_id: TerminalId,
+    request: Request,
+    message: str | None = None,
+    queue: bool = True,
 ) -> dict[str, bool]:
     # CAO clients send `?message=`; a message too long for a URL may come as the body
-    # instead: JSON `{"message": "..."}` or plain UTF-8 text.
+    # instead: JSON `{"message": "..."}` or plain UTF-8 text. The answer waits until the
+    # CLI took the message as its own turn; `queue=false`: 409 at once if it is busy.
     if message is None:
         message = await _message_from_body(request)
-    await run_in_threadpool(services.terminals.send_input, terminal_id, message)
+    await run_in_threadpool(services.terminals.send_input, terminal_id, message, queue=queue)
     return {"success": True}
 
 
