@@ -32,7 +32,7 @@ from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
 from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
 from baton.server.records import TerminalRecord
-from baton.server.tmux import PaneInfo, TmuxServer
+from baton.server.tmux import PaneInfo, TmuxServer, bound_pane
 from baton.status import TerminalStatus
 
 __all__ = ["PANE_LOG", "LiveTerminal", "ScreenWatcher", "StatusListener"]
@@ -97,7 +97,7 @@ class ScreenWatcher:
         """
         if panes is None:
             panes = self.tmux.list_panes() or {}
-        pane = panes.get(record.pane_id)
+        pane = bound_pane(panes, record.pane)
         live = LiveTerminal(
             terminal_id=record.id,
             session_name=record.session_name,
@@ -285,7 +285,7 @@ class ScreenWatcher:
         if panes is None:
             return
         for live in tracked:
-            self._check_pane(live, panes.get(live.pane_id))
+            self._check_pane(live, bound_pane(panes, live.pane))
         trusted = [live for live in tracked if live.verified and not live.exited]
         if trusted:
             self._audit_index = (self._audit_index + 1) % len(trusted)
@@ -324,7 +324,7 @@ class ScreenWatcher:
         """Seed the model from tmux's rendering; it is trusted once `_confirm` agrees."""
         with live.lock:
             before = log_size(live.log_path)
-            snapshot = self.tmux.snapshot(live.pane_id)
+            snapshot = self.tmux.snapshot(live.pane)
             after = log_size(live.log_path)
             live.candidate = None
             if snapshot is None or before != after:
@@ -345,7 +345,7 @@ class ScreenWatcher:
             live.candidate = None
             if offset is None or log_size(live.log_path) != offset:
                 return False
-            captured = normalize_screen(self.tmux.capture(live.pane_id))
+            captured = normalize_screen(self.tmux.capture(live.pane))
             if log_size(live.log_path) != offset or live.emulator.visible() != captured:
                 return False
             live.verified = True
@@ -356,7 +356,7 @@ class ScreenWatcher:
         with live.lock:
             live.catch_up()
             offset = live.offset
-        captured = normalize_screen(self.tmux.capture(live.pane_id))
+        captured = normalize_screen(self.tmux.capture(live.pane))
         with live.lock:
             live.audit = (offset, captured)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from baton.providers import Provider, TerminalContext
 from baton.server.emulator import PaneEmulator
-from baton.server.tmux import PaneSnapshot
+from baton.server.tmux import PaneRef, PaneSnapshot
 from baton.status import TerminalStatus
 
 __all__ = ["PANE_LOG", "LiveTerminal", "log_size", "seeded_emulator"]
@@ -53,6 +53,11 @@ class LiveTerminal:
         self.candidate: int | None = None  # log offset of a seed awaiting confirmation
         self.audit: tuple[int, str] | None = None  # (log offset, capture) to compare later
         self.lock = threading.RLock()
+
+    @property
+    def pane(self) -> PaneRef:
+        """The followed pane, as tmux acts name it (checked against its binding)."""
+        return PaneRef(pane_id=self.pane_id, terminal_id=self.terminal_id)
 
     def signature(self) -> tuple[int, int]:
         """Total size and latest change of the runtime directory's files.

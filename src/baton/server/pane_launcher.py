@@ -2,11 +2,13 @@
 
     python -I -S pane_launcher.py <gate file> <env file> <command> [args…]
 
-The pane's environment (API keys included) travels in `<env file>`, a JSON object in
-the terminal's private runtime directory (0600), never on a command line where `ps`
-would show it to every user. The launcher waits until the server has attached the pane
-log (the gate file appears), so the log misses nothing; reads and deletes the env file;
-then replaces itself with the command, so no launcher stays behind.
+The pane's environment (API keys included) and working directory travel in `<env file>`,
+a JSON object `{"environment": {…}, "directory": "…"}` in the terminal's private runtime
+directory (0600), never on a command line where `ps` would show it to every user, and
+never to tmux, which would expand `#(…)` and `#{…}` in a directory name. The launcher
+waits until the server has attached the pane log (the gate file appears), so the log
+misses nothing; reads and deletes the env file; changes into the directory; then
+replaces itself with the command, so no launcher stays behind.
 
 Standard library only and run by path with `-S`: it starts in a few milliseconds and
 works whatever the pane's Python path is.
@@ -33,16 +35,20 @@ def _wait_for_gate(gate: str) -> None:
         os.unlink(gate)
 
 
-def _read_environment(env_file: str) -> dict[str, str]:
+def _read_launch(env_file: str) -> tuple[dict[str, str], str]:
+    """The extra environment and the working directory the server wrote for this pane."""
     try:
         with open(env_file, encoding="utf-8") as handle:
-            extra = json.load(handle)
+            launch = json.load(handle)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(env_file)
-    if not isinstance(extra, dict):
+    if not isinstance(launch, dict):
         raise ValueError("the environment file is not a JSON object")
-    return {str(key): str(value) for key, value in extra.items()}
+    extra, directory = launch.get("environment"), launch.get("directory")
+    if not isinstance(extra, dict) or not isinstance(directory, str) or not directory:
+        raise ValueError("the environment file has no environment or directory")
+    return {str(key): str(value) for key, value in extra.items()}, directory
 
 
 def main(argv: list[str]) -> int:
@@ -53,10 +59,16 @@ def main(argv: list[str]) -> int:
     gate, env_file, command = argv[0], argv[1], argv[2:]
     _wait_for_gate(gate)
     try:
-        environment = {**os.environ, **_read_environment(env_file)}
+        extra, directory = _read_launch(env_file)
     except (OSError, ValueError) as error:
         print(f"baton: cannot read the pane environment: {error}", file=sys.stderr)
         return EXIT_LAUNCH_FAILED
+    try:
+        os.chdir(directory)
+    except OSError as error:
+        print(f"baton: cannot enter {directory!r}: {error.strerror}", file=sys.stderr)
+        return EXIT_LAUNCH_FAILED
+    environment = {**os.environ, **extra, "PWD": directory}
     try:
         os.execvpe(command[0], command, environment)
     except OSError as error:

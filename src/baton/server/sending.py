@@ -49,14 +49,14 @@ class InputSender:
         provider, _ = self.runtime.provider(record)
         with self.runtime.lock_for(terminal_id):
             self._require_alive(record)
-            self.delivery.paste(record.pane_id, prepared, provider)
+            self.delivery.paste(record.pane, prepared, provider)
             self._require_alive(record)
             # Compared with the screen after the paste, not before it: a command the CLI
             # swallows (an unknown slash command) leaves the screen as it was before.
             # The paste must have finished drawing, or its late redraw would look like
             # the CLI reacting to the submit keys.
             pasted = self._settled_screen(record)
-            self.delivery.submit(record.pane_id, provider)
+            self.delivery.submit(record.pane, provider)
             deadline = time.monotonic() + self.timings.accept_timeout
             while time.monotonic() < deadline:
                 if self.reader.screen(record) != pasted:
@@ -87,7 +87,7 @@ class InputSender:
         provider, _ = self.runtime.provider(record)
         with self.runtime.lock_for(terminal_id):
             if not self.reader.exited(record):
-                self.tmux.send_keys(record.pane_id, provider.exit_keys)
+                self.tmux.send_keys(record.pane, provider.exit_keys)
 
     def require_alive(self, record: TerminalRecord) -> None:
         """TerminalExitedError (409) once the terminal's CLI has exited."""
