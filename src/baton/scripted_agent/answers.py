@@ -41,6 +41,13 @@ _RESPONSE_PATH = re.compile(
     + r"))(?![\w-]|\.\w)"
 )
 
+_RESPONSE_LINE = re.compile(
+    r"^[ \t]+(?P<path>/[^\n]*?/\.tmp/agent-responses/(?P<file>"
+    + "|".join(re.escape(name) for name in _ROLE_BY_FILE)
+    + r"))[ \t]*$",
+    re.MULTILINE,
+)
+
 
 @dataclass(frozen=True)
 class ResponseTarget:
@@ -51,11 +58,14 @@ class ResponseTarget:
 
 
 def find_response_target(prompt: str) -> ResponseTarget | None:
-    """The response file a prompt asks for; the last one named wins (the instruction ends it)."""
-    matches = list(_RESPONSE_PATH.finditer(prompt))
+    """The response file a prompt asks for; the last one named wins (the instruction ends it).
+
+    A path on a line of its own (as the instruction names it) may hold spaces.
+    """
+    matches = [*_RESPONSE_PATH.finditer(prompt), *_RESPONSE_LINE.finditer(prompt)]
     if not matches:
         return None
-    last = matches[-1]
+    last = max(matches, key=lambda match: match.start("path"))
     return ResponseTarget(_ROLE_BY_FILE[last.group("file")], Path(last.group("path")))
 
 
