@@ -28,6 +28,7 @@ from collections.abc import Callable
 from inotify_simple import INotify
 from inotify_simple import flags as inotify_flags
 
+from baton.errors import TerminalExitedError
 from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
 from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
@@ -345,7 +346,7 @@ class ScreenWatcher:
             live.candidate = None
             if offset is None or log_size(live.log_path) != offset:
                 return False
-            captured = normalize_screen(self.tmux.capture(live.pane))
+            captured = self._capture(live)
             if log_size(live.log_path) != offset or live.emulator.visible() != captured:
                 return False
             live.verified = True
@@ -356,9 +357,18 @@ class ScreenWatcher:
         with live.lock:
             live.catch_up()
             offset = live.offset
-        captured = normalize_screen(self.tmux.capture(live.pane))
+        captured = self._capture(live)
+        if captured is None:
+            return  # the pane is gone: the next interval check marks the terminal exited
         with live.lock:
             live.audit = (offset, captured)
+
+    def _capture(self, live: LiveTerminal) -> str | None:
+        """The pane's screen now, normalised; None once the pane is gone or not its own."""
+        try:
+            return normalize_screen(self.tmux.capture(live.pane))
+        except TerminalExitedError:
+            return None
 
     def _finish_audit(self, live: LiveTerminal) -> None:
         """Compare the model with the earlier capture if the pane stayed quiet since."""

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from baton.server.tmux import PaneRef
+from baton.server.tmux_panes import PaneRef
 
 __all__ = ["InboxMessage", "MessageStatus", "SessionRecord", "TerminalRecord", "iso_utc"]
 

@@ -7,6 +7,11 @@ long and windows are wide enough that agent TUIs don't wrap. A person who attach
 the status lines list every agent's window by name (`<profile>-<id prefix>`, as CAO
 names them) and how to switch between them; status lines are the client's, so the
 panes' screens the providers read are the same with or without them.
+
+Two rules hold for every call (docs/server.md, "What tmux never sees" and "Terminal
+identity"): tmux never gets a value it would expand that a caller chose (panes start in
+`/`, names are plain, the pane-log path is escaped); and every act on a terminal's pane
+is checked against the pane's binding to that terminal in the same tmux call (`_bound`).
 """
 
 from __future__ import annotations
@@ -20,12 +25,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from baton.errors import TerminalExitedError, TmuxError
 from baton.private import private_dir, private_file, write_private
 from baton.server import pane_launcher
+from baton.server.tmux_panes import (
+    TERMINAL_OPTION,
+    PaneInfo,
+    PaneRef,
+    PaneSnapshot,
+    PaneState,
+    WindowRef,
+    bound_condition,
+    bound_pane,
+    tmux_quote,
+)
 
 __all__ = [
     "DEFAULT_COLUMNS",
@@ -57,10 +72,6 @@ _ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
 # file); names are checked against a plain alphabet; the pane-log path is escaped.
 _START_DIRECTORY = "/"
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-# The per-pane user option binding a pane to its terminal (set when the pane is made).
-TERMINAL_OPTION = "@baton_terminal"
-_PANE_ID = re.compile(r"%[0-9]+")
-_TERMINAL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # The else-branch of a bound act: an unknown command, so tmux exits 1 naming it.
 _UNBOUND = "baton-pane-not-bound"
 
@@ -76,69 +87,6 @@ set -g status-format[1] "#[align=left]Ctrl-b w: pick an agent · n/p: next/previ
 set -g escape-time 0
 set -g exit-empty off
 """
-
-
-@dataclass(frozen=True)
-class WindowRef:
-    """A window the server created: tmux's stable ids for it and its single pane."""
-
-    window_id: str
-    pane_id: str
-
-
-@dataclass(frozen=True)
-class PaneRef:
-    """A terminal's pane: tmux's pane id and the terminal that pane must be bound to.
-
-    Pane ids restart at `%0` with every new tmux server, so an id alone may name another
-    terminal's pane. Every act on a pane checks, in the same tmux command, that the pane
-    carries `@baton_terminal <terminal_id>`; a pane that does not is treated as gone.
-    """
-
-    pane_id: str
-    terminal_id: str
-
-    def valid(self) -> bool:
-        """Whether both ids are plain enough to put inside a tmux format."""
-        return bool(_PANE_ID.fullmatch(self.pane_id) and _TERMINAL_ID.fullmatch(self.terminal_id))
-
-
-@dataclass(frozen=True)
-class PaneState:
-    """Liveness of a pane's command."""
-
-    exists: bool
-    dead: bool
-    pid: int | None
-    exit_status: int | None
-
-
-@dataclass(frozen=True)
-class PaneInfo:
-    """One line of `list-panes -a`: liveness and size of a pane."""
-
-    pane_id: str
-    dead: bool
-    pid: int | None
-    exit_status: int | None
-    width: int
-    height: int
-    terminal_id: str = ""  # the pane's `@baton_terminal` ("" when it has none)
-
-
-@dataclass(frozen=True)
-class PaneSnapshot:
-    """What an emulator needs to start from a pane as it is now (see `snapshot`)."""
-
-    styled: list[str]  # the visible rows with their SGR attributes (`capture-pane -e`)
-    plain: str  # the visible screen as `capture-pane -p` prints it
-    width: int
-    height: int
-    cursor_x: int
-    cursor_y: int
-    alternate: bool
-    scroll_top: int
-    scroll_bottom: int
 
 
 _PANE_FORMAT = (
@@ -195,10 +143,7 @@ class TmuxServer:
         gone = TerminalExitedError(f"terminal {ref.terminal_id}: its tmux pane is gone")
         if not ref.valid():
             raise gone
-        condition = (
-            f"#{{&&:#{{==:#{{pane_id}},{ref.pane_id}}},"
-            f"#{{==:#{{{TERMINAL_OPTION}}},{ref.terminal_id}}}}}"
-        )
+        condition = bound_condition(ref)
         act = " ; ".join(" ".join(tmux_quote(arg) for arg in command) for command in commands)
         self._ensure_config()
         completed = subprocess.run(
@@ -263,7 +208,7 @@ class TmuxServer:
         for label, name in (("session", session), ("window", window_name)):
             if not _PLAIN_NAME.fullmatch(name):
                 raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
-        if not _TERMINAL_ID.fullmatch(terminal_id):
+        if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
             raise TmuxError(f"terminal id {terminal_id!r} is not plain")
         env_file, gated = self._gated_command(argv, env, working_directory, gate_file)
         if new_session:
@@ -516,14 +461,3 @@ class TmuxServer:
         """Send tmux key names (Enter, C-d, Escape) or literal words, in order."""
         for key in keys:
             self._bound(pane, ["send-keys", "-t", pane.pane_id, "--", key])
-
-
-def bound_pane(panes: Mapping[str, PaneInfo], pane: PaneRef) -> PaneInfo | None:
-    """The terminal's pane in a `list_panes` answer, or None when it is gone or not its own."""
-    info = panes.get(pane.pane_id)
-    return info if info is not None and info.terminal_id == pane.terminal_id else None
-
-
-def tmux_quote(arg: str) -> str:
-    """`arg` as one word of a tmux command string: single quotes take everything literally."""
-    return "'" + arg.replace("'", "'\\''") + "'"
