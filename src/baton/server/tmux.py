@@ -170,6 +170,10 @@ class TmuxServer:
     # -- sessions and windows -----------------------------------------------------------
 
     def has_session(self, name: str) -> bool:
+        """Whether tmux has a session of exactly this name (Baton's names are plain: a name
+        ending in `;` would otherwise be split by tmux into `name` and another command)."""
+        if not _PLAIN_NAME.fullmatch(name):
+            return False
         self._ensure_config()
         completed = subprocess.run(
             self._command(["has-session", "-t", f"={name}"]),
@@ -433,7 +437,8 @@ class TmuxServer:
             self._bound(pane, ["kill-window", "-t", pane.pane_id])
 
     def kill_session(self, name: str) -> None:
-        self.run("kill-session", "-t", f"={name}", check=False)
+        if _PLAIN_NAME.fullmatch(name):  # no other name is one of Baton's sessions
+            self.run("kill-session", "-t", f"={name}", check=False)
 
     def kill_server(self) -> None:
         if self.socket_path.exists():

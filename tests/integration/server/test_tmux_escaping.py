@@ -180,3 +180,29 @@ def test_a_profile_named_like_a_command_is_refused(tmp_path: Path) -> None:
         assert "invalid name" in refused.json()["detail"]
         assert "\n" not in refused.json()["detail"]
         assert _no_command_ran(server)
+
+
+def test_a_session_name_ending_in_a_separator_reaches_no_other_session(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    """tmux splits an argument ending in `;` into two commands: `=team;` would be `=team`."""
+    with baton_server.client() as client:
+        created = client.post(
+            "/sessions",
+            params={
+                "agent_profile": "programmer",
+                "provider": "scripted",
+                "session_name": "team",
+                "working_directory": str(tmp_path),
+            },
+        )
+        assert created.status_code == 201, created.text
+        for name in ("team;", "team%3B", "team ;"):
+            client.delete(f"/sessions/{name}")
+            added = client.post(
+                f"/sessions/{name}/terminals",
+                params={"agent_profile": "tester", "provider": "scripted"},
+            )
+            assert added.status_code == 404
+        assert "team" in baton_server.tmux("list-sessions", "-F", "#{session_name}").split()
+        assert client.get(f"/terminals/{created.json()['id']}").json()["status"] == "idle"
