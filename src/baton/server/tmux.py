@@ -61,8 +61,9 @@ DEFAULT_ROWS = 50
 HISTORY_LIMIT = 200_000
 
 # The pane runs this launcher first: it waits until the server has attached the pane log
-# (the gate file appears), takes the pane environment from a private file (never from a
-# command line, which `ps` shows to every user), then replaces itself with the CLI.
+# (the gate file appears), takes the pane environment, directory and command from a
+# private file (never from a command line, which `ps` shows to every user, nor from
+# tmux's, where an argument ending in `;` ends the command), then execs the CLI.
 _LAUNCHER = Path(pane_launcher.__file__)
 # Variables describing the calling terminal or tmux client; a pane must not inherit them.
 _ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
@@ -280,8 +281,8 @@ class TmuxServer:
     def _gated_command(
         self, argv: Sequence[str], env: Mapping[str, str], directory: Path, gate_file: Path
     ) -> tuple[Path, list[str]]:
-        """The launcher command line for `argv`, and the 0600 file that carries `env` and
-        the working directory to it."""
+        """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`
+        and the working directory to it (tmux sees only Baton's own paths)."""
         env_file = gate_file.with_name(gate_file.name + ".env.json")
         private_dir(env_file.parent)
         pane_env = {
@@ -289,8 +290,9 @@ class TmuxServer:
             for key, value in env.items()
             if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
         }
-        write_private(env_file, json.dumps({"environment": pane_env, "directory": str(directory)}))
-        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file), *argv]
+        launch = {"environment": pane_env, "directory": str(directory), "argv": list(argv)}
+        write_private(env_file, json.dumps(launch))
+        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
         return env_file, gated
 
     def _attach_log_and_open_gate(self, pane: PaneRef, pane_log: Path, gate_file: Path) -> None:

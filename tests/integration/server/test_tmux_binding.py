@@ -97,3 +97,27 @@ def test_acts_refuse_a_pane_bound_to_another_terminal(tmux: TmuxServer, tmp_path
     tmux.kill_window(other)
     assert not tmux.pane_state(other).exists
     assert tmux.pane_state(mine).exists
+
+
+def test_the_command_reaches_the_pane_word_for_word(tmux: TmuxServer, tmp_path: Path) -> None:
+    """tmux ends a command at an argument ending in `;`: the CLI's words never go through it."""
+    out = tmp_path / "words"
+    runtime = tmp_path / "state" / "terminals" / "t9"
+    words = ["a;", "kill-server", "#{pane_pid}", "new\nline"]
+    script = f'printf "%s|" "$@" > {out}.tmp && mv {out}.tmp {out}; sleep 30'
+    window = tmux.create_window(
+        session="s1",
+        window_name="w",
+        new_session=True,
+        terminal_id="t9",
+        working_directory=tmp_path,
+        argv=["sh", "-c", script, "sh", *words],
+        env={"PATH": "/usr/bin:/bin"},
+        pane_log=runtime / "pane.log",
+        gate_file=runtime / ".launch-gate",
+    )
+    deadline = time.monotonic() + 10
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert out.read_text() == "|".join(words) + "|"
+    assert tmux.pane_state(PaneRef(pane_id=window.pane_id, terminal_id="t9")).exists
