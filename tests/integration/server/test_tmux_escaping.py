@@ -19,8 +19,10 @@ pytestmark = pytest.mark.tmux
 
 MARKER = "MARKER"
 # The tmux server inherits BATON_STATE_DIR from `baton serve`; a directory name cannot
-# hold a `/`, so the command reaches the state directory with `cd`.
-RUNS_A_COMMAND = f"#(cd $BATON_STATE_DIR; touch {MARKER})"
+# hold a `/`, so the command reaches the state directory with `cd` (quoted: the state
+# directory of one test has spaces; unquoted, a run that fails would leave the marker in
+# the tmux server's own directory, the checkout).
+RUNS_A_COMMAND = f'#(cd "$BATON_STATE_DIR" && touch {MARKER})'
 
 HOSTILE_NAMES = [
     RUNS_A_COMMAND,
