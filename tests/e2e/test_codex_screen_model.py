@@ -50,7 +50,7 @@ def _compare(handle: ServerHandle, live: LiveTerminal) -> tuple[bool, bool] | No
     with live.lock:
         live.catch_up()
         offset = live.offset
-    captured = normalize_screen(handle.service.tmux.capture(live.pane_id))
+    captured = normalize_screen(handle.service.tmux.capture(live.pane))
     # tmux draws before the bytes reach the pane log: judge only a pane that stayed quiet.
     time.sleep(0.1)
     with live.lock:

@@ -92,6 +92,15 @@ class ServerProcess:
         target = pane_id or self.pane_ids()[-1]
         return int(self.tmux("display-message", "-p", "-t", target, "#{pane_pid}").strip())
 
+    def terminal_pane(self, terminal_id: str) -> str | None:
+        """The pane bound to a terminal (its `@baton_terminal` option), None when it has none."""
+        listing = self.tmux("list-panes", "-a", "-F", "#{@baton_terminal} #{pane_id}")
+        for line in listing.splitlines():
+            owner, _, pane_id = line.partition(" ")
+            if owner == terminal_id:
+                return pane_id
+        return None
+
     def screen(self, pane_id: str | None = None) -> str:
         """The visible screen of a pane (the newest pane when none is named)."""
         return self.tmux("capture-pane", "-p", "-t", pane_id or self.pane_ids()[-1])

@@ -55,6 +55,13 @@ def test_the_orchestrators_instruction_is_read_back_exactly_in_any_wd(
     assert target.role.output_key == "programmer"
 
 
+def test_the_instruction_line_may_name_a_path_with_spaces(tmp_path: Path) -> None:
+    path = tmp_path / "proj #{pane_pid} x" / ".tmp" / "agent-responses" / "test_result.md"
+    target = find_response_target(f"Run the tests.\n{response_file_instruction(path)}\n")
+    assert target is not None
+    assert target.role.response_file == "test_result.md" and target.path == path
+
+
 def test_prompt_without_response_file_has_no_target() -> None:
     assert find_response_target("Reply with READY") is None
     assert find_response_target("/x/.tmp/agent-responses/analyst_summary.md.bak") is None

@@ -115,7 +115,10 @@ def test_keys_a_dialog_wants_are_accepted(key: str) -> None:
     assert validate_key(key) == key
 
 
-@pytest.mark.parametrize("key", ["send-keys", "yes", "C-", "\n", "kill-server", "Enter;ls"])
+@pytest.mark.parametrize(
+    "key",
+    ["send-keys", "yes", "C-", "\n", "kill-server", "Enter;ls", "C-a\n", "Enter\n", ";", "C-;"],
+)
 def test_anything_else_is_refused(key: str) -> None:
     with pytest.raises(BadRequestError, match="is not a single character"):
         validate_key(key)

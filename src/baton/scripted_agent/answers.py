@@ -63,7 +63,7 @@ def find_response_target(prompt: str) -> ResponseTarget | None:
     matches = list(_RESPONSE_PATH.finditer(prompt))
     if not matches:
         return None
-    last = matches[-1]
+    last = max(matches, key=lambda match: match.start("path"))
     return ResponseTarget(_ROLE_BY_FILE[last.group("file")], Path(last.group("path")))
 
 

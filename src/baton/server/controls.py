@@ -50,14 +50,21 @@ NAMED_KEYS = frozenset(
         *(f"F{number}" for number in range(1, 13)),
     }
 )  # fmt: skip
-_MODIFIED = re.compile(r"^(?:[CMS]-)+(.+)$")
+_MODIFIED = re.compile(r"(?:[CMS]-)+(.+)", re.DOTALL)
+# Single characters a key may be: printable, and not tmux's command separator.
+_NOT_A_KEY = frozenset(";")
 
 
 def validate_key(key: str) -> str:
-    """The key as tmux names it; BadRequestError naming it when it is not one we press."""
-    base = _MODIFIED.match(key)
+    """The key as tmux names it; BadRequestError naming it when it is not one we press.
+
+    Exactly one key: the whole string must match (`fullmatch`, so no trailing newline
+    slips through), and `;`, which tmux reads as a command separator, is refused.
+    """
+    base = _MODIFIED.fullmatch(key)
     name = base.group(1) if base else key
-    if name in NAMED_KEYS or (len(name) == 1 and name.isprintable()):
+    single = len(name) == 1 and name.isprintable()
+    if name in NAMED_KEYS or (single and name not in _NOT_A_KEY):
         return key
     raise BadRequestError(
         f"key {key[:40]!r} is not a single character or one of: {', '.join(sorted(NAMED_KEYS))}"
@@ -102,14 +109,14 @@ class TerminalControls:
         validate_key(key)
         record = self.terminals.record(terminal_id)
         self.terminals.require_alive(record)
-        self.tmux.send_keys(record.pane_id, [key])
+        self.tmux.send_keys(record.pane, [key])
         self.terminals.touch(terminal_id)
         provider, ctx = self.terminals.runtime.provider(record)
         if key in provider.interrupt_keys:
             provider.interrupted(ctx)
             if provider.after_interrupt_keys:
                 self._wait_still(record)
-                self.tmux.send_keys(record.pane_id, list(provider.after_interrupt_keys))
+                self.tmux.send_keys(record.pane, list(provider.after_interrupt_keys))
 
     def _wait_still(self, record: TerminalRecord) -> None:
         """Until the screen stops changing (the interrupted CLI has redrawn), or a limit."""
@@ -140,7 +147,7 @@ class TerminalControls:
     def working_directory(self, terminal_id: str) -> str | None:
         """Where the pane's program is now; the recorded directory once the pane is gone."""
         record = self.terminals.record(terminal_id)
-        return self.tmux.pane_current_path(record.pane_id) or record.working_directory
+        return self.tmux.pane_current_path(record.pane) or record.working_directory
 
     def output_range(self, terminal_id: str, offset: int, length: int) -> str:
         """Bytes `offset…offset+length` of the raw pane log, decoded (bad UTF-8 replaced).

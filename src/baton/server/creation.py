@@ -15,7 +15,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ __all__ = [
 # CAO falls back to its own Kiro/Q CLI, which Baton does not drive; Codex is ours.
 DEFAULT_PROVIDER = "codex"
 SESSION_PREFIX = "baton-"
-_SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _POLL_SECONDS = 0.05
 # Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
 # found after the terminal is deleted even when they left its process session.
@@ -168,8 +168,9 @@ class TerminalCreator:
                 )
             window = self.tmux.create_window(
                 session=session,
-                window_name=f"{profile.name}-{terminal_id[:4]}",
+                window_name=_window_name(profile.name, terminal_id),
                 new_session=new_session,
+                terminal_id=terminal_id,
                 working_directory=directory,
                 argv=spec.argv,
                 env=env,
@@ -178,7 +179,7 @@ class TerminalCreator:
             )
             record = TerminalRecord(
                 id=terminal_id,
-                name=f"{profile.name}-{terminal_id[:4]}",
+                name=_window_name(profile.name, terminal_id),
                 session_name=session,
                 provider=provider_name,
                 agent_profile=profile.name,
@@ -204,6 +205,32 @@ class TerminalCreator:
             self._deliver_initial(record, initial_message)
         return record
 
+    def reopen(
+        self, record: TerminalRecord, *, argv: Sequence[str], env: Mapping[str, str]
+    ) -> TerminalRecord:
+        """Start the terminal's CLI in a new window of its own (its session made again if
+        tmux lost it): the way back for a terminal whose pane died with its tmux server.
+
+        Under the creation lock, like `create`, so no other pane is made before the new
+        one is bound to the terminal. The registry records the new window and pane.
+        """
+        with self._guard:
+            new_session = not self.tmux.has_session(record.session_name)
+            runtime_dir = Path(record.runtime_dir)
+            window = self.tmux.create_window(
+                session=record.session_name,
+                window_name=record.name,
+                new_session=new_session,
+                terminal_id=record.id,
+                working_directory=Path(record.working_directory),
+                argv=argv,
+                env=env,
+                pane_log=runtime_dir / "pane.log",
+                gate_file=runtime_dir / ".launch-gate",
+            )
+            self.registry.set_pane(record.id, window.window_id, window.pane_id)
+        return replace(record, window_id=window.window_id, pane_id=window.pane_id)
+
     def _deliver_initial(self, record: TerminalRecord, message: str) -> None:
         outcome: dict[str, str] = {"state": "delivered"}
         try:
@@ -223,7 +250,7 @@ class TerminalCreator:
             session_name = SESSION_PREFIX + secrets.token_hex(4)
             while self.registry.get_session(session_name) is not None:
                 session_name = SESSION_PREFIX + secrets.token_hex(4)
-        if not _SESSION_NAME.match(session_name):
+        if not _SESSION_NAME.fullmatch(session_name):
             raise BadRequestError(
                 f"invalid session_name {session_name!r} (letters, digits, '_' and '-' only)"
             )
@@ -249,7 +276,7 @@ class TerminalCreator:
             screen = self.reader.screen(record)
             keys = provider.startup_keys(screen)
             if keys:
-                self.tmux.send_keys(record.pane_id, keys)
+                self.tmux.send_keys(record.pane, keys)
                 # Ask again only once the dialog has reacted, so one dialog is never
                 # answered twice (and the answer never lands in the next one).
                 answered = time.monotonic() + 3.0
@@ -261,6 +288,11 @@ class TerminalCreator:
             if provider.status(screen, ctx).is_at_rest:
                 return
             time.sleep(_POLL_SECONDS * 2)
+
+
+def _window_name(profile_name: str, terminal_id: str) -> str:
+    """`<profile>-<id prefix>`, as CAO names windows (profile names are plain: see profiles)."""
+    return f"{profile_name}-{terminal_id[:4]}"
 
 
 def _working_directory(requested: str | None) -> Path:

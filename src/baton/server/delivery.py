@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES, is_blank, message_size, neutralize
 from baton.errors import ConfigError, EmptyMessageError, MessageTooLargeError
 from baton.providers.base import Provider
-from baton.server.tmux import TmuxServer
+from baton.server.tmux import PaneRef, TmuxServer
 
 __all__ = [
     "MAX_MESSAGE_BYTES_VARIABLE",
@@ -77,14 +77,14 @@ class MessageDelivery:
             )
         return PreparedMessage(neutralize(message))
 
-    def paste(self, pane_id: str, message: PreparedMessage, provider: Provider) -> None:
+    def paste(self, pane: PaneRef, message: PreparedMessage, provider: Provider) -> None:
         """Paste the text as one bracketed paste, then wait the provider's submit delay."""
-        self.tmux.paste(pane_id, message.text)
+        self.tmux.paste(pane, message.text)
         time.sleep(provider.submit_delay)
 
-    def submit(self, pane_id: str, provider: Provider) -> None:
+    def submit(self, pane: PaneRef, provider: Provider) -> None:
         """Press the provider's submit keys (the only keys a message ever causes)."""
-        self.tmux.send_keys(pane_id, provider.submit_keys)
+        self.tmux.send_keys(pane, provider.submit_keys)
 
 
 def body_limit_for(max_message_bytes: int) -> int:

@@ -60,10 +60,10 @@ class TerminalLifecycle:
         try:
             provider.cleanup(ctx)
         finally:
-            state = self.tmux.pane_state(record.pane_id)
+            state = self.tmux.pane_state(record.pane)
             if state.pid is not None:
                 kill_process_tree(state.pid)
             kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
-            self.tmux.kill_window(record.window_id)
+            self.tmux.kill_window(record.pane)
             self.runtime.discard(record.id)
             self._on_stopped(record)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from inotify_simple import INotify
 from inotify_simple import flags as inotify_flags
 
+from baton.errors import TerminalExitedError
 from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
 from baton.server.live_terminal import (
@@ -38,7 +39,7 @@ from baton.server.live_terminal import (
     seeded_emulator,
 )
 from baton.server.records import TerminalRecord
-from baton.server.tmux import PaneInfo, TmuxServer
+from baton.server.tmux import PaneInfo, TmuxServer, bound_pane
 from baton.status import TerminalStatus
 
 __all__ = ["PANE_LOG", "LiveTerminal", "ScreenWatcher", "StatusListener"]
@@ -108,7 +109,7 @@ class ScreenWatcher:
         """
         if panes is None:
             panes = self.tmux.list_panes() or {}
-        pane = panes.get(record.pane_id)
+        pane = bound_pane(panes, record.pane)
         live = LiveTerminal(
             terminal_id=record.id,
             session_name=record.session_name,
@@ -324,7 +325,7 @@ class ScreenWatcher:
         if panes is None:
             return
         for live in tracked:
-            self._check_pane(live, panes.get(live.pane_id))
+            self._check_pane(live, bound_pane(panes, live.pane))
         trusted = [live for live in tracked if live.verified and not live.exited]
         if trusted:
             self._audit_index = (self._audit_index + 1) % len(trusted)
@@ -363,7 +364,7 @@ class ScreenWatcher:
         """Seed the model from tmux's rendering; it is trusted once `_confirm` agrees."""
         with live.lock:
             before = log_size(live.log_path)
-            snapshot = self.tmux.snapshot(live.pane_id)
+            snapshot = self.tmux.snapshot(live.pane)
             after = log_size(live.log_path)
             live.candidate = None
             if snapshot is None or before != after:
@@ -384,7 +385,7 @@ class ScreenWatcher:
             live.candidate = None
             if offset is None or log_size(live.log_path) != offset:
                 return False
-            captured = normalize_screen(self.tmux.capture(live.pane_id))
+            captured = self._capture(live)
             if log_size(live.log_path) != offset or live.emulator.visible() != captured:
                 return False
             live.verified = True
@@ -395,9 +396,18 @@ class ScreenWatcher:
         with live.lock:
             live.catch_up()
             offset = live.offset
-        captured = normalize_screen(self.tmux.capture(live.pane_id))
+        captured = self._capture(live)
+        if captured is None:
+            return  # the pane is gone: the next interval check marks the terminal exited
         with live.lock:
             live.audit = (offset, captured)
+
+    def _capture(self, live: LiveTerminal) -> str | None:
+        """The pane's screen now, normalised; None once the pane is gone or not its own."""
+        try:
+            return normalize_screen(self.tmux.capture(live.pane))
+        except TerminalExitedError:
+            return None
 
     def _finish_audit(self, live: LiveTerminal) -> None:
         """Compare the model with the earlier capture if the pane stayed quiet since."""

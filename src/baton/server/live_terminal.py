@@ -23,7 +23,7 @@ from baton.private import private_file
 from baton.providers import Provider, TerminalContext
 from baton.providers.base import TurnRecord
 from baton.server.emulator import PaneEmulator
-from baton.server.tmux import PaneSnapshot
+from baton.server.tmux import PaneRef, PaneSnapshot
 from baton.status import TerminalStatus
 
 __all__ = [
@@ -84,6 +84,11 @@ class LiveTerminal:
         self._view: str | None = None
         self._signals: tuple[int, int] | None = None
         self.lock = threading.RLock()
+
+    @property
+    def pane(self) -> PaneRef:
+        """The followed pane, as tmux acts name it (checked against its binding)."""
+        return PaneRef(pane_id=self.pane_id, terminal_id=self.terminal_id)
 
     def signature(self) -> tuple[int, int]:
         """Total size and latest change of the runtime directory's files.

@@ -1,12 +1,16 @@
 """The first program of every pane: wait for the pane log, take the environment, exec the CLI.
 
-    python -I -S pane_launcher.py <gate file> <env file> <command> [args…]
+    python -I -S pane_launcher.py <gate file> <env file>
 
-The pane's environment (API keys included) travels in `<env file>`, a JSON object in
-the terminal's private runtime directory (0600), never on a command line where `ps`
-would show it to every user. The launcher waits until the server has attached the pane
-log (the gate file appears), so the log misses nothing; reads and deletes the env file;
-then replaces itself with the command, so no launcher stays behind.
+The pane's environment (API keys included), working directory and command travel in
+`<env file>`, a JSON object `{"environment": {…}, "directory": "…", "argv": […]}` in the
+terminal's private runtime directory (0600), never on a command line where `ps` would
+show the environment to every user, and never to tmux, which would expand `#(…)` and
+`#{…}` in a directory name and read an argument ending in `;` as the end of its command
+(the rest of the command line as another tmux command). The launcher
+waits until the server has attached the pane log (the gate file appears), so the log
+misses nothing; reads and deletes the env file; changes into the directory; then
+replaces itself with the command, so no launcher stays behind.
 
 Standard library only and run by path with `-S`: it starts in a few milliseconds and
 works whatever the pane's Python path is.
@@ -33,30 +37,47 @@ def _wait_for_gate(gate: str) -> None:
         os.unlink(gate)
 
 
-def _read_environment(env_file: str) -> dict[str, str]:
+def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str]]:
+    """The extra environment, working directory and command the server wrote for this pane."""
     try:
         with open(env_file, encoding="utf-8") as handle:
-            extra = json.load(handle)
+            launch = json.load(handle)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(env_file)
-    if not isinstance(extra, dict):
+    if not isinstance(launch, dict):
         raise ValueError("the environment file is not a JSON object")
-    return {str(key): str(value) for key, value in extra.items()}
+    extra, directory, command = (
+        launch.get("environment"),
+        launch.get("directory"),
+        launch.get("argv"),
+    )
+    if not isinstance(extra, dict) or not isinstance(directory, str) or not directory:
+        raise ValueError("the environment file has no environment or directory")
+    if not isinstance(command, list) or not command:
+        raise ValueError("the environment file has no command")
+    environment = {str(key): str(value) for key, value in extra.items()}
+    return environment, directory, [str(word) for word in command]
 
 
 def main(argv: list[str]) -> int:
     """Wait, load the environment, exec; a one-line error and 127 when that fails."""
-    if len(argv) < 3:
-        print("pane_launcher: usage: <gate file> <env file> <command> [args…]", file=sys.stderr)
+    if len(argv) != 2:
+        print("pane_launcher: usage: <gate file> <env file>", file=sys.stderr)
         return EXIT_LAUNCH_FAILED
-    gate, env_file, command = argv[0], argv[1], argv[2:]
+    gate, env_file = argv
     _wait_for_gate(gate)
     try:
-        environment = {**os.environ, **_read_environment(env_file)}
+        extra, directory, command = _read_launch(env_file)
     except (OSError, ValueError) as error:
         print(f"baton: cannot read the pane environment: {error}", file=sys.stderr)
         return EXIT_LAUNCH_FAILED
+    try:
+        os.chdir(directory)
+    except OSError as error:
+        print(f"baton: cannot enter {directory!r}: {error.strerror}", file=sys.stderr)
+        return EXIT_LAUNCH_FAILED
+    environment = {**os.environ, **extra, "PWD": directory}
     try:
         os.execvpe(command[0], command, environment)
     except OSError as error:

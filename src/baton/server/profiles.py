@@ -15,7 +15,7 @@ from baton.providers.base import AgentProfile
 
 __all__ = ["ProfileStore", "parse_profile"]
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def parse_profile(text: str, *, fallback_name: str) -> AgentProfile:
@@ -33,8 +33,15 @@ def parse_profile(text: str, *, fallback_name: str) -> AgentProfile:
                 meta[key.strip().lower()] = value.strip().strip("\"'")
         else:
             raise BadRequestError(f"profile {fallback_name!r} has unterminated front matter")
+    name = meta.get("name") or fallback_name
+    if not _NAME.fullmatch(name):
+        # The name becomes the tmux window's name: a plain alphabet, never `#(…)` or `;`.
+        raise BadRequestError(
+            f"profile {fallback_name!r} has an invalid name {name!r} "
+            "(letters, digits, '_', '.' and '-' only)"
+        )
     return AgentProfile(
-        name=meta.get("name") or fallback_name,
+        name=name,
         description=meta.get("description", ""),
         instructions=body.strip() + "\n",
         provider=meta.get("provider") or None,
@@ -49,7 +56,7 @@ class ProfileStore:
 
     def load(self, name: str) -> AgentProfile:
         """The profile called `name`, or BadRequestError naming it."""
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise BadRequestError(f"invalid agent_profile {name!r}")
         text = self._read(name)
         if text is None:

@@ -97,7 +97,7 @@ class TerminalReader:
                 return TerminalStatus.ERROR
             if live.status is not None:
                 return live.status
-        state = self.tmux.pane_state(record.pane_id)
+        state = self.tmux.pane_state(record.pane)
         if not state.exists or state.dead:
             return TerminalStatus.ERROR
         provider, ctx = self.runtime.provider(record)
@@ -115,7 +115,7 @@ class TerminalReader:
             return True
         if live is not None and live.pid is not None:
             return False  # watched: its exit would have been seen
-        state = self.tmux.pane_state(record.pane_id)
+        state = self.tmux.pane_state(record.pane)
         return not state.exists or state.dead
 
     def screen(self, record: TerminalRecord) -> str:
@@ -132,9 +132,9 @@ class TerminalReader:
         if live is not None and not live.exited and live.emulator.history_complete:
             history = live.history()
         else:
-            if not self.tmux.pane_state(record.pane_id).exists:
+            if not self.tmux.pane_state(record.pane).exists:
                 return ""
-            history = normalize_screen(self.tmux.capture(record.pane_id, history=True))
+            history = normalize_screen(self.tmux.capture(record.pane, history=True))
         if mode == "full":
             return history
         provider, ctx = self.runtime.provider(record)
@@ -150,7 +150,7 @@ class TerminalReader:
         return live if live.verified or live.exited else None
 
     def _captured(self, record: TerminalRecord) -> str:
-        return normalize_screen(self.tmux.capture(record.pane_id))
+        return normalize_screen(self.tmux.capture(record.pane))
 
 
 def _initial_delivery(record: TerminalRecord) -> dict[str, str] | None:

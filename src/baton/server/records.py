@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from baton.server.tmux_panes import PaneRef
+
 __all__ = ["InboxMessage", "MessageStatus", "SessionRecord", "TerminalRecord", "iso_utc"]
 
 
@@ -45,6 +47,11 @@ class TerminalRecord:
     group: tuple[str, ...] | None = None
     metadata: Mapping[str, Any] | None = None
     allowed_tools: tuple[str, ...] | None = None
+
+    @property
+    def pane(self) -> PaneRef:
+        """The terminal's pane, as every tmux act must name it (checked against its binding)."""
+        return PaneRef(pane_id=self.pane_id, terminal_id=self.id)
 
 
 class MessageStatus(StrEnum):

@@ -212,6 +212,14 @@ class Registry:
             db.execute("DELETE FROM inbox WHERE receiver_id = ?", (terminal_id,))
             db.execute("DELETE FROM terminals WHERE id = ?", (terminal_id,))
 
+    def set_pane(self, terminal_id: str, window_id: str, pane_id: str) -> None:
+        """Move the terminal to a new window and pane (its old pane died with its tmux server)."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE terminals SET window_id = ?, pane_id = ? WHERE id = ?",
+                (window_id, pane_id, terminal_id),
+            )
+
     def touch_terminal(self, terminal_id: str, when: float) -> None:
         """Record activity (input typed in, a status change) at `when` (epoch seconds)."""
         with self._transaction() as db:

@@ -1,9 +1,11 @@
-"""`POST /terminals/{id}/restart`: a fresh agent CLI in the same terminal (id and window).
+"""`POST /terminals/{id}/restart`: a fresh agent CLI in the same terminal (same id).
 
 The orchestrator calls it when an agent CLI has exited or been killed mid-run. Whatever
-is left of the old CLI is stopped, then the pane is respawned with the provider's
-`resume_launch` (the CLI's own conversation resumed) or, when the provider has none,
-its ordinary `launch`. The answer is the terminal as `GET /terminals/{id}` shows it, plus
+is left of the old CLI is stopped, then the terminal's own pane is respawned with the
+provider's `resume_launch` (the CLI's own conversation resumed) or, when the provider has
+none, its ordinary `launch`. A terminal whose pane is gone (its tmux server died, and a
+new server may have handed the pane's id to another terminal) gets a new window of its
+own instead. The answer is the terminal as `GET /terminals/{id}` shows it, plus
 `resumed` (whether the conversation was resumed).
 """
 
@@ -13,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from baton.errors import BadRequestError, NotFoundError
+from baton.errors import BadRequestError
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
 
@@ -21,15 +23,13 @@ __all__ = ["restart_terminal"]
 
 
 def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, Any]:
-    """Stop what is left of the terminal's CLI, start it again in the same pane, settle it."""
+    """Stop what is left of the terminal's CLI, start it again in its own pane, settle it."""
     record = service.record(terminal_id)
-    if not service.tmux.pane_state(record.pane_id).exists:
-        raise NotFoundError(f"terminal {terminal_id}: its tmux window is gone")
     with service.runtime.lock_for(terminal_id):
         provider, ctx = service.runtime.provider(record)
         # The old CLI's screen model ends here; the new CLI's is seeded from tmux below.
         service.watcher.forget(record.id)
-        state = service.tmux.pane_state(record.pane_id)
+        state = service.tmux.pane_state(record.pane)
         if state.pid is not None and not state.dead:
             kill_process_tree(state.pid)
         kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
@@ -47,15 +47,18 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
                 f"provider {record.provider!r} needs {spec.argv[0]!r}, "
                 "which is not on the PATH of baton serve"
             )
-        runtime_dir = Path(record.runtime_dir)
-        service.tmux.respawn_pane(
-            record.pane_id,
-            working_directory=Path(record.working_directory),
-            argv=spec.argv,
-            env=env,
-            pane_log=runtime_dir / "pane.log",
-            gate_file=runtime_dir / ".launch-gate",
-        )
+        if state.exists:
+            runtime_dir = Path(record.runtime_dir)
+            service.tmux.respawn_pane(
+                record.pane,
+                working_directory=Path(record.working_directory),
+                argv=spec.argv,
+                env=env,
+                pane_log=runtime_dir / "pane.log",
+                gate_file=runtime_dir / ".launch-gate",
+            )
+        else:
+            record = service.creator.reopen(record, argv=spec.argv, env=env)
         service.watcher.track_record(record, provider, ctx, fresh=False)
     service.creator.settle(record)
     return {**service.describe(record), "resumed": resumed_spec is not None}

@@ -52,7 +52,7 @@ class TerminalRuntime:
                     profile=self._profile_or_stub(record.agent_profile),
                     runtime_dir=Path(record.runtime_dir),
                     # The running CLI's own environment carries the terminal's env_vars.
-                    env=self.tmux.pane_environment(record.pane_id) or dict(self.environment),
+                    env=self.tmux.pane_environment(record.pane) or dict(self.environment),
                 )
                 self._providers[record.id] = provider
                 self._contexts[record.id] = ctx

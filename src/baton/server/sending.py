@@ -125,7 +125,7 @@ class InputSender:
         _, before = self._state(record)
         live = self.reader.watcher.get(record.id)
         busy_before = live.busy_count if live is not None else 0
-        self.delivery.paste(record.pane_id, prepared, provider)
+        self.delivery.paste(record.pane, prepared, provider)
         self._require_alive(record)
         pasted: str | None = None
         if answer or _is_command(prepared.text):
@@ -133,7 +133,7 @@ class InputSender:
             # the screen it was pasted into (the paste must have finished drawing
             # first). The CLI was at rest or asking, so no spinner can change that screen.
             pasted = self._settled_screen(record)
-        self.delivery.submit(record.pane_id, provider)
+        self.delivery.submit(record.pane, provider)
         watcher = self.reader.watcher
         seen = watcher.generation
         deadline = time.monotonic() + self.timings.accept_timeout
@@ -187,7 +187,7 @@ class InputSender:
         provider, _ = self.runtime.provider(record)
         with self.runtime.lock_for(terminal_id):
             if not self.reader.exited(record):
-                self.tmux.send_keys(record.pane_id, provider.exit_keys)
+                self.tmux.send_keys(record.pane, provider.exit_keys)
 
     def require_alive(self, record: TerminalRecord) -> None:
         """TerminalExitedError (409) once the terminal's CLI has exited."""

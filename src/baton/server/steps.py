@@ -175,7 +175,7 @@ class StepRunner:
         record = self.terminals.registry.get_terminal(caller_id)
         if record is None:
             return None
-        return self.terminals.tmux.pane_current_path(record.pane_id) or record.working_directory
+        return self.terminals.tmux.pane_current_path(record.pane) or record.working_directory
 
     def _wait_for_answer(
         self, record: TerminalRecord, before: TerminalStatus, deadline: float, timeout: float

@@ -7,32 +7,53 @@ long and windows are wide enough that agent TUIs don't wrap. A person who attach
 the status lines list every agent's window by name (`<profile>-<id prefix>`, as CAO
 names them) and how to switch between them; status lines are the client's, so the
 panes' screens the providers read are the same with or without them.
+
+Two rules hold for every call (docs/server.md, "What tmux never sees" and "Terminal
+identity"): tmux never gets a value it would expand that a caller chose (panes start in
+`/`, names are plain, the pane-log path is escaped); and every act on a terminal's pane
+is checked against the pane's binding to that terminal in the same tmux call (`_bound`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from baton.errors import TmuxError
+from baton.errors import TerminalExitedError, TmuxError
 from baton.private import private_dir, private_file, write_private
 from baton.server import pane_launcher
+from baton.server.tmux_panes import (
+    TERMINAL_OPTION,
+    PaneInfo,
+    PaneRef,
+    PaneSnapshot,
+    PaneState,
+    WindowRef,
+    bound_condition,
+    bound_pane,
+    tmux_quote,
+)
 
 __all__ = [
     "DEFAULT_COLUMNS",
     "DEFAULT_ROWS",
+    "TERMINAL_OPTION",
     "PaneInfo",
+    "PaneRef",
     "PaneSnapshot",
     "PaneState",
     "TmuxServer",
     "WindowRef",
+    "bound_pane",
+    "tmux_quote",
 ]
 
 DEFAULT_COLUMNS = 200
@@ -40,11 +61,20 @@ DEFAULT_ROWS = 50
 HISTORY_LIMIT = 200_000
 
 # The pane runs this launcher first: it waits until the server has attached the pane log
-# (the gate file appears), takes the pane environment from a private file (never from a
-# command line, which `ps` shows to every user), then replaces itself with the CLI.
+# (the gate file appears), takes the pane environment, directory and command from a
+# private file (never from a command line, which `ps` shows to every user, nor from
+# tmux's, where an argument ending in `;` ends the command), then execs the CLI.
 _LAUNCHER = Path(pane_launcher.__file__)
 # Variables describing the calling terminal or tmux client; a pane must not inherit them.
 _ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
+# tmux expands formats (`#(shell command)`, `#{…}`) in a start directory, a window or
+# session name and a pipe-pane command. So tmux never sees a user's path: every pane
+# starts here and the launcher changes into the real directory (given in its private
+# file); names are checked against a plain alphabet; the pane-log path is escaped.
+_START_DIRECTORY = "/"
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+# The else-branch of a bound act: an unknown command, so tmux exits 1 naming it.
+_UNBOUND = "baton-pane-not-bound"
 
 _CONFIG = f"""\
 set -g remain-on-exit on
@@ -60,53 +90,9 @@ set -g exit-empty off
 """
 
 
-@dataclass(frozen=True)
-class WindowRef:
-    """A window the server created: tmux's stable ids for it and its single pane."""
-
-    window_id: str
-    pane_id: str
-
-
-@dataclass(frozen=True)
-class PaneState:
-    """Liveness of a pane's command."""
-
-    exists: bool
-    dead: bool
-    pid: int | None
-    exit_status: int | None
-
-
-@dataclass(frozen=True)
-class PaneInfo:
-    """One line of `list-panes -a`: liveness and size of a pane."""
-
-    pane_id: str
-    dead: bool
-    pid: int | None
-    exit_status: int | None
-    width: int
-    height: int
-
-
-@dataclass(frozen=True)
-class PaneSnapshot:
-    """What an emulator needs to start from a pane as it is now (see `snapshot`)."""
-
-    styled: list[str]  # the visible rows with their SGR attributes (`capture-pane -e`)
-    plain: str  # the visible screen as `capture-pane -p` prints it
-    width: int
-    height: int
-    cursor_x: int
-    cursor_y: int
-    alternate: bool
-    scroll_top: int
-    scroll_bottom: int
-
-
 _PANE_FORMAT = (
-    "#{pane_id} #{pane_dead} #{pane_pid} #{pane_dead_status} #{pane_width} #{pane_height}"
+    "#{pane_id} #{pane_dead} #{pane_pid} #{pane_dead_status} #{pane_width} #{pane_height} "
+    "#{" + TERMINAL_OPTION + "}"
 )
 _SNAPSHOT_FORMAT = (
     "#{pane_width} #{pane_height} #{cursor_x} #{cursor_y} #{alternate_on} "
@@ -148,6 +134,36 @@ class TmuxServer:
         if not self.socket_path.parent.is_dir():
             private_dir(self.socket_path.parent)
 
+    def _bound(self, ref: PaneRef, *commands: Sequence[str]) -> str:
+        """Run `commands` only if `ref`'s pane is bound to its terminal: one tmux call.
+
+        `if-shell -F` evaluates the binding and runs the commands in the same server
+        turn, so no other pane can take the id in between. TerminalExitedError when the
+        pane is gone or belongs to someone else (a new tmux server reuses pane ids).
+        """
+        gone = TerminalExitedError(f"terminal {ref.terminal_id}: its tmux pane is gone")
+        if not ref.valid():
+            raise gone
+        condition = bound_condition(ref)
+        act = " ; ".join(" ".join(tmux_quote(arg) for arg in command) for command in commands)
+        self._ensure_config()
+        completed = subprocess.run(
+            self._command(["if-shell", "-F", "-t", ref.pane_id, condition, act, _UNBOUND]),
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+        if completed.returncode != 0:
+            message = completed.stderr.decode("utf-8", "replace").strip()
+            if (
+                _UNBOUND in message
+                or "no server running" in message
+                or "error connecting" in message
+            ):
+                raise gone
+            raise TmuxError(f"tmux {commands[0][0]} failed: {message or completed.returncode}")
+        return completed.stdout.decode("utf-8", "replace")
+
     def is_running(self) -> bool:
         """True when a tmux server answers on the socket."""
         return self.socket_path.exists() and self.run("list-sessions", check=False) != ""
@@ -155,6 +171,10 @@ class TmuxServer:
     # -- sessions and windows -----------------------------------------------------------
 
     def has_session(self, name: str) -> bool:
+        """Whether tmux has a session of exactly this name (Baton's names are plain: a name
+        ending in `;` would otherwise be split by tmux into `name` and another command)."""
+        if not _PLAIN_NAME.fullmatch(name):
+            return False
         self._ensure_config()
         completed = subprocess.run(
             self._command(["has-session", "-t", f"={name}"]),
@@ -174,6 +194,7 @@ class TmuxServer:
         session: str,
         window_name: str,
         new_session: bool,
+        terminal_id: str,
         working_directory: Path,
         argv: Sequence[str],
         env: Mapping[str, str],
@@ -183,10 +204,18 @@ class TmuxServer:
         """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
 
         The command is executed directly (no shell stays around it), with `env` added to
-        its environment, in `working_directory`. `env` goes through a 0600 file next to
-        the gate file, read and deleted by the pane's launcher.
+        its environment, in `working_directory`. `env` and the directory go through a
+        0600 file next to the gate file, read and deleted by the pane's launcher; tmux
+        starts the pane in `/` and never sees the path. The new pane is bound to
+        `terminal_id` before its command starts. The caller serialises creations, so no
+        other pane can be made between `new-window` and the binding.
         """
-        env_file, gated = self._gated_command(argv, env, gate_file)
+        for label, name in (("session", session), ("window", window_name)):
+            if not _PLAIN_NAME.fullmatch(name):
+                raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
+        if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
+            raise TmuxError(f"terminal id {terminal_id!r} is not plain")
+        env_file, gated = self._gated_command(argv, env, working_directory, gate_file)
         if new_session:
             head = [
                 "new-session",
@@ -209,20 +238,22 @@ class TmuxServer:
                 "-F",
                 "#{window_id} #{pane_id}",
                 "-c",
-                str(working_directory),
+                _START_DIRECTORY,
                 "--",
                 *gated,
             )
+            window_id, pane_id = output.split()
+            self.run("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
         except BaseException:
             env_file.unlink(missing_ok=True)
             raise
-        window_id, pane_id = output.split()
-        self._attach_log_and_open_gate(pane_id, pane_log, gate_file)
+        ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
+        self._attach_log_and_open_gate(ref, pane_log, gate_file)
         return WindowRef(window_id=window_id, pane_id=pane_id)
 
     def respawn_pane(
         self,
-        pane_id: str,
+        pane: PaneRef,
         *,
         working_directory: Path,
         argv: Sequence[str],
@@ -230,25 +261,28 @@ class TmuxServer:
         pane_log: Path,
         gate_file: Path,
     ) -> None:
-        """Start `argv` afresh in an existing pane (its old command killed), as `create_window`
-        starts one: the environment through the launcher's private file, the log re-attached."""
+        """Start `argv` afresh in the terminal's own pane (its old command killed), as
+        `create_window` starts one: env and directory through the launcher's private file,
+        the log re-attached. TerminalExitedError when the pane is not the terminal's."""
         gate_file.unlink(missing_ok=True)
-        env_file, gated = self._gated_command(argv, env, gate_file)
+        env_file, gated = self._gated_command(argv, env, working_directory, gate_file)
         try:
-            self.run(
-                "respawn-pane", "-k", "-t", pane_id, "-c", str(working_directory), "--", *gated
+            self._bound(
+                pane,
+                ["respawn-pane", "-k", "-t", pane.pane_id, "-c", _START_DIRECTORY, "--", *gated],
+                # The old pipe may have died with the old command: close it (attached afresh below).
+                ["pipe-pane", "-t", pane.pane_id],
             )
         except BaseException:
             env_file.unlink(missing_ok=True)
             raise
-        # The old pipe may have died with the old command: close it, then attach afresh.
-        self.run("pipe-pane", "-t", pane_id, check=False)
-        self._attach_log_and_open_gate(pane_id, pane_log, gate_file)
+        self._attach_log_and_open_gate(pane, pane_log, gate_file)
 
     def _gated_command(
-        self, argv: Sequence[str], env: Mapping[str, str], gate_file: Path
+        self, argv: Sequence[str], env: Mapping[str, str], directory: Path, gate_file: Path
     ) -> tuple[Path, list[str]]:
-        """The launcher command line for `argv`, and the 0600 file that carries `env` to it."""
+        """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`
+        and the working directory to it (tmux sees only Baton's own paths)."""
         env_file = gate_file.with_name(gate_file.name + ".env.json")
         private_dir(env_file.parent)
         pane_env = {
@@ -256,34 +290,36 @@ class TmuxServer:
             for key, value in env.items()
             if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
         }
-        write_private(env_file, json.dumps(pane_env))
-        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file), *argv]
+        launch = {"environment": pane_env, "directory": str(directory), "argv": list(argv)}
+        write_private(env_file, json.dumps(launch))
+        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
         return env_file, gated
 
-    def _attach_log_and_open_gate(self, pane_id: str, pane_log: Path, gate_file: Path) -> None:
-        """Pipe the pane's output to `pane_log`, then let the launcher start the command."""
+    def _attach_log_and_open_gate(self, pane: PaneRef, pane_log: Path, gate_file: Path) -> None:
+        """Pipe the pane's output to `pane_log`, then let the launcher start the command.
+
+        pipe-pane expands formats in its command: the quoted path has every `#` doubled,
+        the one character tmux formats give a meaning to there.
+        """
         try:
             private_dir(pane_log.parent)
             private_file(pane_log)
-            self.run("pipe-pane", "-o", "-t", pane_id, f"cat >> {shlex.quote(str(pane_log))}")
+            command = "cat >> " + shlex.quote(str(pane_log)).replace("#", "##")
+            self._bound(pane, ["pipe-pane", "-o", "-t", pane.pane_id, command])
         finally:
             private_dir(gate_file.parent)
             private_file(gate_file)
 
-    def pane_state(self, pane_id: str) -> PaneState:
-        """Whether the pane exists, whether its command has exited, its pid and exit status."""
-        output = self.run(
-            "display-message",
-            "-p",
-            "-t",
-            pane_id,
-            "#{pane_id}|#{pane_dead}|#{pane_pid}|#{pane_dead_status}",
-            check=False,
-        ).strip()
-        parts = output.split("|")
-        if len(parts) != 4 or parts[0] != pane_id:
+    def pane_state(self, pane: PaneRef) -> PaneState:
+        """Whether the terminal's own pane exists, whether its command has exited, its pid
+        and exit status. A pane bound to another terminal (or none) does not exist here."""
+        output = self._describe(
+            pane, "#{pane_dead}|#{pane_pid}|#{pane_dead_status}|#{" + TERMINAL_OPTION + "}"
+        )
+        parts = output.split("|") if output is not None else []
+        if len(parts) != 4 or parts[3] != pane.terminal_id:
             return PaneState(exists=False, dead=True, pid=None, exit_status=None)
-        _, dead, pid, status = parts
+        dead, pid, status, _ = parts
         return PaneState(
             exists=True,
             dead=dead == "1",
@@ -291,17 +327,32 @@ class TmuxServer:
             exit_status=int(status) if status.lstrip("-").isdigit() else None,
         )
 
-    def pane_current_path(self, pane_id: str) -> str | None:
+    def pane_current_path(self, pane: PaneRef) -> str | None:
         """The directory the pane's program is in now (tmux asks the kernel); None if gone."""
-        output = self.run(
-            "display-message", "-p", "-t", pane_id, "#{pane_id}|#{pane_current_path}", check=False
-        ).strip()
-        found, _, path = output.partition("|")
-        return path or None if found == pane_id else None
+        output = self._describe(pane, "#{" + TERMINAL_OPTION + "}|#{pane_current_path}")
+        if output is None:
+            return None
+        owner, _, path = output.partition("|")
+        return path or None if owner == pane.terminal_id else None
 
-    def pane_environment(self, pane_id: str) -> dict[str, str] | None:
+    def _describe(self, pane: PaneRef, fmt: str) -> str | None:
+        """`fmt` expanded for the pane (its final newline removed); None when it is gone.
+
+        display-message falls back to another pane for a missing target, so the answer
+        starts with the pane id it was about and is used only when that is ours.
+        """
+        if not pane.valid():
+            return None
+        output = self.run(
+            "display-message", "-p", "-t", pane.pane_id, "#{pane_id}|" + fmt, check=False
+        )
+        output = output.removesuffix("\n")
+        found, _, rest = output.partition("|")
+        return rest if found == pane.pane_id else None
+
+    def pane_environment(self, pane: PaneRef) -> dict[str, str] | None:
         """The environment of the pane's running command (None once it has exited)."""
-        state = self.pane_state(pane_id)
+        state = self.pane_state(pane)
         if not state.exists or state.dead or state.pid is None:
             return None
         try:
@@ -314,7 +365,8 @@ class TmuxServer:
     def list_panes(self) -> dict[str, PaneInfo] | None:
         """Every pane of the server in one call; None when tmux could not be asked.
 
-        A server that is not running has no panes (an empty answer, not None).
+        A server that is not running has no panes (an empty answer, not None). Look a
+        terminal's pane up with `bound_pane`, which checks the binding.
         """
         self._ensure_config()
         try:
@@ -332,10 +384,10 @@ class TmuxServer:
             return {} if gone else None
         panes: dict[str, PaneInfo] = {}
         for line in completed.stdout.decode("utf-8", "replace").splitlines():
-            parts = line.split(" ")
-            if len(parts) != 6 or not parts[4].isdigit() or not parts[5].isdigit():
+            parts = line.split(" ", 6)
+            if len(parts) != 7 or not parts[4].isdigit() or not parts[5].isdigit():
                 continue
-            pane_id, dead, pid, status, width, height = parts
+            pane_id, dead, pid, status, width, height, owner = parts
             panes[pane_id] = PaneInfo(
                 pane_id=pane_id,
                 dead=dead == "1",
@@ -343,17 +395,21 @@ class TmuxServer:
                 exit_status=int(status) if status.lstrip("-").isdigit() else None,
                 width=int(width),
                 height=int(height),
+                terminal_id=owner,
             )
         return panes
 
-    def snapshot(self, pane_id: str) -> PaneSnapshot | None:
+    def snapshot(self, pane: PaneRef) -> PaneSnapshot | None:
         """The visible screen (styled and plain), cursor and modes, in one tmux call."""
-        output = self.run(
-            "capture-pane", "-p", "-e", "-t", pane_id, ";",
-            "capture-pane", "-p", "-t", pane_id, ";",
-            "display-message", "-p", "-t", pane_id, _SNAPSHOT_FORMAT,
-            check=False,
-        )  # fmt: skip
+        try:
+            output = self._bound(
+                pane,
+                ["capture-pane", "-p", "-e", "-t", pane.pane_id],
+                ["capture-pane", "-p", "-t", pane.pane_id],
+                ["display-message", "-p", "-t", pane.pane_id, _SNAPSHOT_FORMAT],
+            )
+        except (TerminalExitedError, TmuxError):
+            return None
         lines = output.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
@@ -377,11 +433,14 @@ class TmuxServer:
             scroll_bottom=bottom,
         )
 
-    def kill_window(self, window_id: str) -> None:
-        self.run("kill-window", "-t", window_id, check=False)
+    def kill_window(self, pane: PaneRef) -> None:
+        """Remove the terminal's window, if its pane is still the terminal's."""
+        with contextlib.suppress(TerminalExitedError, TmuxError):
+            self._bound(pane, ["kill-window", "-t", pane.pane_id])
 
     def kill_session(self, name: str) -> None:
-        self.run("kill-session", "-t", f"={name}", check=False)
+        if _PLAIN_NAME.fullmatch(name):  # no other name is one of Baton's sessions
+            self.run("kill-session", "-t", f"={name}", check=False)
 
     def kill_server(self) -> None:
         if self.socket_path.exists():
@@ -389,23 +448,23 @@ class TmuxServer:
 
     # -- screen and input -------------------------------------------------------------
 
-    def capture(self, pane_id: str, *, history: bool = False) -> str:
+    def capture(self, pane: PaneRef, *, history: bool = False) -> str:
         """The visible screen, or the whole scrollback when `history` is set (lines joined)."""
-        args = ["capture-pane", "-p", "-t", pane_id]
+        args = ["capture-pane", "-p", "-t", pane.pane_id]
         if history:
             args += ["-J", "-S", "-", "-E", "-"]
-        return self.run(*args)
+        return self._bound(pane, args)
 
-    def paste(self, pane_id: str, text: str) -> None:
+    def paste(self, pane: PaneRef, text: str) -> None:
         """Deliver `text` as one paste (bracketed when the program asked for it)."""
         buffer_name = f"baton-{os.getpid()}-{time.monotonic_ns()}"
         self.run("load-buffer", "-b", buffer_name, "-", input_bytes=text.encode("utf-8"))
         try:
-            self.run("paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane_id)
+            self._bound(pane, ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id])
         finally:
             self.run("delete-buffer", "-b", buffer_name, check=False)
 
-    def send_keys(self, pane_id: str, keys: Sequence[str]) -> None:
+    def send_keys(self, pane: PaneRef, keys: Sequence[str]) -> None:
         """Send tmux key names (Enter, C-d, Escape) or literal words, in order."""
         for key in keys:
-            self.run("send-keys", "-t", pane_id, key)
+            self._bound(pane, ["send-keys", "-t", pane.pane_id, "--", key])

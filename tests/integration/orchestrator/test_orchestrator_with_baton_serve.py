@@ -40,3 +40,30 @@ def test_two_rounds_against_baton_serve(baton_server: ServerProcess, tmp_path: P
         project.test_command, shell=True, cwd=project.root, capture_output=True, check=False
     )
     assert check.returncode == 0
+
+
+def test_a_run_in_a_directory_named_like_a_tmux_format_works_there(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    """tmux would expand `#{pane_pid}` in a start directory; the agents must work in
+    exactly this directory, not in one tmux made up (nor in its parent)."""
+    parent = tmp_path / "work"
+    project = write_sample_project(parent / "proj #{pane_pid} x")
+    env = scripted_run_env(baton_server.base_url, project)
+    completed = subprocess.run(
+        [sys.executable, "-m", "baton", "run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "tester phase: RESULT: PASS" in completed.stderr
+    assert sorted(path.name for path in parent.iterdir()) == ["proj #{pane_pid} x"]
+    archives = sorted((project.root / ".tmp").glob("2*/*-tester.md"))
+    assert archives and archives[-1].read_text().startswith("RESULT: PASS")
+    check = subprocess.run(
+        project.test_command, shell=True, cwd=project.root, capture_output=True, check=False
+    )
+    assert check.returncode == 0

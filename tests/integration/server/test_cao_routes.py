@@ -496,9 +496,16 @@ def test_keys_are_pressed_one_at_a_time_and_refused_once_the_cli_exited(
         assert "› hi" in baton_server.screen()
         assert client.post(f"/terminals/{terminal}/key", params={"key": "Enter"}).is_success
         assert wait_for_status(client, terminal, {"completed"}) == "completed"
-        for bad in ("hello", "C-", "Enter; rm", ""):
+        # Exactly one key: no trailing newline (typed as text plus Enter), no `;` (tmux's
+        # command separator), no text.
+        bad_keys = ("hello", "C-", "Enter; rm", "", "C-a\n", "Enter\n", "y\n", ";", "C-;")
+        for bad in bad_keys:
             refused = client.post(f"/terminals/{terminal}/key", params={"key": bad})
             assert refused.status_code == 400, bad
+            detail = refused.json()["detail"]
+            assert isinstance(detail, str) and "\n" not in detail, bad
+        assert "C-a" not in baton_server.screen()
+        assert client.get(f"/terminals/{terminal}").json()["status"] == "completed"
         client.post(f"/terminals/{terminal}/exit")
         assert wait_for_status(client, terminal, {"error"}) == "error"
         dead = client.post(f"/terminals/{terminal}/key", params={"key": "Enter"})

@@ -91,7 +91,7 @@ def test_pane_environment_is_read_back_from_the_running_cli(tmp_path: Path) -> N
     import shutil
     import tempfile
 
-    from baton.server.tmux import TmuxServer
+    from baton.server.tmux import PaneRef, TmuxServer
 
     socket_dir = Path(tempfile.mkdtemp(prefix="baton-tmux-"))
     tmux = TmuxServer(socket_dir / "tmux.sock", tmp_path / "state" / "tmux.conf")
@@ -101,22 +101,24 @@ def test_pane_environment_is_read_back_from_the_running_cli(tmp_path: Path) -> N
             session="s1",
             window_name="w",
             new_session=True,
+            terminal_id="t1",
             working_directory=tmp_path,
             argv=["sleep", "60"],
             env={"CODEX_HOME": "/per/terminal", "PATH": "/usr/bin:/bin"},
             pane_log=runtime / "pane.log",
             gate_file=runtime / ".launch-gate",
         )
+        pane = PaneRef(pane_id=window.pane_id, terminal_id="t1")
         environment = None
         for _ in range(100):
-            environment = tmux.pane_environment(window.pane_id)
+            environment = tmux.pane_environment(pane)
             if environment and environment.get("CODEX_HOME"):
                 break
             time.sleep(0.05)
         assert environment is not None
         assert environment["CODEX_HOME"] == "/per/terminal"
-        tmux.kill_window(window.window_id)
-        assert tmux.pane_environment(window.pane_id) is None
+        tmux.kill_window(pane)
+        assert tmux.pane_environment(pane) is None
     finally:
         tmux.kill_server()
         shutil.rmtree(socket_dir, ignore_errors=True)

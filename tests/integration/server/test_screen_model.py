@@ -116,7 +116,7 @@ def _create(handle: ServerHandle, directory: Path) -> str:
 
 
 def _agrees_with_tmux(handle: ServerHandle, live: LiveTerminal) -> bool:
-    captured = normalize_screen(handle.service.tmux.capture(live.pane_id))
+    captured = normalize_screen(handle.service.tmux.capture(live.pane))
     time.sleep(0.05)  # tmux draws before the bytes reach the pane log
     status = live.provider.status(captured, live.ctx)
     return (
@@ -147,7 +147,7 @@ def test_scripted_terminal_status_from_memory_equals_capture_pane(
             assert _wait(lambda: str(live.status) == "completed")
             assert _agrees_with_tmux(handle, live)
         full = httpx.get(f"{handle.base_url}/terminals/{terminal_id}/output", timeout=30)
-        history = handle.service.tmux.capture(live.pane_id, history=True)
+        history = handle.service.tmux.capture(live.pane, history=True)
         assert full.json()["output"] == normalize_screen(history)
 
 
