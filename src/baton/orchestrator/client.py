@@ -366,7 +366,10 @@ class ApiClient:
         Asked afresh after each lost answer (waiting out the outage): only then does it
         matter, and the server that answers may not be the one that was asked.
         """
-        data = self._json("GET", "/health")
+        try:
+            data = self._json("GET", "/health")
+        except ApiHttpError:
+            return False  # no /health (or not this one): a server that does not say so
         return data.get("idempotency") == IDEMPOTENCY_HEADER
 
 

@@ -338,17 +338,17 @@ class Registry:
         now = time.time()
         with self._transaction() as db:
             db.execute("DELETE FROM idempotency WHERE created_at < ?", (now - IDEMPOTENCY_SECONDS,))
-            db.execute(
-                "DELETE FROM idempotency WHERE key NOT IN "
-                "(SELECT key FROM idempotency ORDER BY created_at DESC LIMIT ?)",
-                (IDEMPOTENCY_MAX_KEYS,),
-            )
             row = db.execute("SELECT * FROM idempotency WHERE key = ?", (key,)).fetchone()
             if row is not None:
                 return dict(row)
             db.execute(
                 "INSERT INTO idempotency (key, boot, created_at) VALUES (?, ?, ?)",
                 (key, boot, now),
+            )
+            db.execute(
+                "DELETE FROM idempotency WHERE key NOT IN "
+                "(SELECT key FROM idempotency ORDER BY created_at DESC LIMIT ?)",
+                (IDEMPOTENCY_MAX_KEYS,),
             )
         return None
 
