@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from baton.server import registry as registry_module
-from baton.server.idempotency import IdempotencyMiddleware
+from baton.server.idempotency import IdempotencyMiddleware, outcome_if_cut_off
 from baton.server.registry import Registry
 
 
@@ -115,3 +115,25 @@ def test_keys_are_forgotten_after_a_day_and_past_the_cap(
         registry.claim_key(f"k{number}", "boot")
     kept = [name for name in ("new", "k0", "k1", "k2", "k3", "k4") if registry.key_outcome(name)]
     assert kept == ["k2", "k3", "k4"]
+
+
+def test_work_past_undoing_is_answered_as_done_even_if_the_request_then_fails(
+    tmp_path: Path,
+) -> None:
+    typed: list[str] = []
+
+    async def types_then_breaks(request: Request) -> JSONResponse:
+        typed.append(request.query_params["message"])
+        outcome_if_cut_off(200, {"success": True})  # submitted: a repeat must not retype
+        raise RuntimeError("the server broke after typing")
+
+    app = Starlette(routes=[Route("/terminals/{tid}/input", types_then_breaks, methods=["POST"])])
+    app.add_middleware(IdempotencyMiddleware, registry=Registry(tmp_path / "baton.db"))
+    client = TestClient(app, raise_server_exceptions=False)
+    first = client.post(
+        "/terminals/t1/input", params={"message": "hello"}, headers={"Idempotency-Key": "k1"}
+    )
+    assert first.status_code == 500
+    assert _send(client, "k1") == (200, {"success": True}, "replayed")
+    assert typed == ["hello"]
+    outcome_if_cut_off(200, {})  # outside a keyed request: nothing happens

@@ -250,8 +250,8 @@ class Orchestrator:
         }
         if report.phase is OutagePhase.BEGAN:
             self.log.warning(
-                f"server {report.base_url} not answering ({report.cause}); waiting up to "
-                f"{window} (SERVER_OUTAGE_SECONDS)"
+                f"server {report.base_url} not answering; waiting up to {window} "
+                f"(SERVER_OUTAGE_SECONDS) for it to come back ({report.cause})"
             )
             self.events.emit(EventKind.SERVER_DOWN, **fields)
         elif report.phase is OutagePhase.LONG:

@@ -9,6 +9,11 @@ whose first request was cut off by the server's own death has no outcome to give
 repeat is answered 409 with `Idempotency-Status: interrupted`, and the client checks
 what happened instead of trusting either answer. 5xx outcomes are not kept (nothing was
 done that a repeat would double).
+
+The work behind a route may say, once what it did cannot be undone, what a repeat should
+be told should the server die before the answer (`outcome_if_cut_off`): the input route
+does so once the message is submitted, so a prompt typed just before the server was
+killed is answered as typed, not as interrupted.
 """
 
 from __future__ import annotations
@@ -16,17 +21,33 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from baton.server.registry import Registry
 
-__all__ = ["IDEMPOTENCY_HEADER", "STATUS_HEADER", "IdempotencyMiddleware"]
+__all__ = ["IDEMPOTENCY_HEADER", "STATUS_HEADER", "IdempotencyMiddleware", "outcome_if_cut_off"]
 
 IDEMPOTENCY_HEADER = "idempotency-key"
 STATUS_HEADER = "idempotency-status"
 _MAX_KEY_CHARS = 200
+# Set while a keyed request runs: keeps the outcome a repeat gets if the server dies.
+_CUT_OFF: ContextVar[Callable[[int, dict[str, Any]], None] | None] = ContextVar(
+    "idempotency_cut_off", default=None
+)
+
+
+def outcome_if_cut_off(status_code: int, data: dict[str, Any]) -> None:
+    """The request's work is done past undoing: a repeat after the server's death gets this.
+
+    A no-op outside a request with an `Idempotency-Key` (and in any other thread).
+    """
+    keep = _CUT_OFF.get()
+    if keep is not None:
+        keep(status_code, data)
 
 
 class IdempotencyMiddleware:
@@ -65,6 +86,12 @@ class IdempotencyMiddleware:
         """Run the request and keep its outcome (status, content type, body) for repeats."""
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
+        provisional: list[int] = []
+
+        def keep(status_code: int, data: dict[str, Any]) -> None:
+            body = json.dumps(data).encode("utf-8")
+            self.registry.finish_key(key, status_code, "application/json", body)
+            provisional.append(status_code)
 
         async def capture(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -73,14 +100,19 @@ class IdempotencyMiddleware:
                 chunks.append(message.get("body", b""))
             await send(message)
 
+        token = _CUT_OFF.set(keep)
         try:
             await self.app(scope, receive, capture)
         except Exception:
-            self.registry.release_key(key)  # nothing kept: a repeat may try again
+            if not provisional:
+                self.registry.release_key(key)  # nothing done: a repeat may try again
             raise  # (a cancelled request stays under way: a restart makes it "interrupted")
+        finally:
+            _CUT_OFF.reset(token)
         status = int(start.get("status", 500))
         if status >= 500:
-            self.registry.release_key(key)
+            if not provisional:
+                self.registry.release_key(key)
             return
         content_type = "application/json"
         for name, value in start.get("headers", ()):

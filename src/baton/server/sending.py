@@ -12,6 +12,7 @@ from collections.abc import Callable
 from baton.errors import InputNotAcceptedError, TerminalExitedError
 from baton.server.creation import ServiceTimings
 from baton.server.delivery import MessageDelivery
+from baton.server.idempotency import outcome_if_cut_off
 from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.runtime import TerminalRuntime
@@ -57,6 +58,7 @@ class InputSender:
             # the CLI reacting to the submit keys.
             pasted = self._settled_screen(record)
             self.delivery.submit(record.pane_id, provider)
+            outcome_if_cut_off(200, {"success": True})  # typed: a repeated key must not retype
             deadline = time.monotonic() + self.timings.accept_timeout
             while time.monotonic() < deadline:
                 if self.reader.screen(record) != pasted:
