@@ -236,3 +236,17 @@ def test_health_is_not_waited_for() -> None:
     with pytest.raises(ApiUnreachableError):
         api.health()
     assert calls == ["/health"]
+
+
+def test_without_keys_the_caller_s_own_sign_settles_a_finished_turn() -> None:
+    for answer_file_written, times_typed in ((True, 1), (False, 2)):
+        server = Server(honours_keys=False, faults=["reset"])
+
+        def finished(request: httpx.Request, server: Server = server) -> httpx.Response:
+            response = server(request)
+            server.status = "completed"  # done during the outage; its screen shows no prompt
+            return response
+
+        api = ApiClient(URL, transport=httpx.MockTransport(finished))
+        api.send_input("t1", MESSAGE, arrived=lambda written=answer_file_written: written)
+        assert server.typed == [MESSAGE] * times_typed

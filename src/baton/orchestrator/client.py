@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -154,17 +154,20 @@ class ApiClient:
         path = f"/sessions/{session_name}/terminals"
         return self._terminal_json("POST", path, params, key=_new_key())
 
-    def send_input(self, terminal_id: str, message: str) -> None:
+    def send_input(
+        self, terminal_id: str, message: str, *, arrived: Callable[[], bool] | None = None
+    ) -> None:
         """Type `message` into the terminal and submit it (`?message=`; body when too long).
 
         One key for this send, on every attempt: baton serve types it once however often
         it is asked. Any other server whose answer was lost is checked first
-        (`_settle_input`), and asked again only when the message did not arrive.
+        (`_settle_input`, and `arrived`: the caller's own sign, such as the answer file),
+        and asked again only when the message did not arrive.
         """
         try:
             self._send_input_once(terminal_id, message, _new_key())
         except ApiOutcomeUnknown:
-            if self._settle_input(terminal_id, message):
+            if self._settle_input(terminal_id, message) or (arrived is not None and arrived()):
                 return
             self._send_input_once(terminal_id, message, _new_key())
 
