@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from baton.errors import ApiError, ApiOutcomeUnknown, ApiUnreachableError
+from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
 from baton.orchestrator.client import IDEMPOTENCY_HEADER, ApiClient
 from baton.orchestrator.outage import OutagePhase, OutageReport, OutageWindow
 
@@ -250,3 +250,20 @@ def test_without_keys_the_caller_s_own_sign_settles_a_finished_turn() -> None:
         api = ApiClient(URL, transport=httpx.MockTransport(finished))
         api.send_input("t1", MESSAGE, arrived=lambda written=answer_file_written: written)
         assert server.typed == [MESSAGE] * times_typed
+
+
+def test_the_server_s_own_5xx_is_an_answer_not_an_outage() -> None:
+    posts: list[str] = []
+
+    def not_taken(request: httpx.Request) -> httpx.Response:
+        posts.append(request.method)
+        detail = {"detail": "terminal t1: the CLI did not take the input"}
+        return httpx.Response(502, json=detail)
+
+    clock = ManualClock()
+    window = OutageWindow(URL, 600, clock=clock, sleep=clock.sleep)
+    api = ApiClient(URL, outage=window, transport=httpx.MockTransport(not_taken))
+    with pytest.raises(ApiHttpError) as raised:
+        api.send_input("t1", MESSAGE)
+    assert raised.value.status_code == 502 and posts == ["POST"]
+    assert clock.slept == []

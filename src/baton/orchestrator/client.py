@@ -341,7 +341,7 @@ class ApiClient:
             except httpx.HTTPError as error:
                 raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
             else:
-                if not retry or response.status_code not in _SERVER_AWAY:
+                if not retry or not _server_away(response):
                     self.outage.answered()
                     if key and _interrupted(response):
                         raise ApiOutcomeUnknown(f"{method} {self._url(path)}: {_detail(response)}")
@@ -379,6 +379,21 @@ class ApiClient:
 def _new_key() -> str:
     """A fresh idempotency key: one per logical write, reused on each of its attempts."""
     return secrets.token_hex(16)
+
+
+def _server_away(response: httpx.Response) -> bool:
+    """A proxy's 502/503/504 for a server behind it that is not there.
+
+    The server's own 5xx (baton serve's 502 "the CLI did not take the input", 504 for a
+    run-step) comes as JSON with a `detail`: an answer, not an outage.
+    """
+    if response.status_code not in _SERVER_AWAY:
+        return False
+    try:
+        data = response.json()
+    except ValueError:
+        return True
+    return not (isinstance(data, dict) and "detail" in data)
 
 
 def _interrupted(response: httpx.Response) -> bool:

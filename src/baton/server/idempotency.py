@@ -7,8 +7,8 @@ with `Idempotency-Status: replayed`: a prompt is typed once, a terminal created 
 repeat that arrives while the first is still under way waits for its outcome. A key
 whose first request was cut off by the server's own death has no outcome to give: the
 repeat is answered 409 with `Idempotency-Status: interrupted`, and the client checks
-what happened instead of trusting either answer. 5xx outcomes are not kept (nothing was
-done that a repeat would double).
+what happened instead of trusting either answer. 5xx outcomes are not kept unless the work
+had gone past undoing (below).
 
 The work behind a route may say, once what it did cannot be undone, what a repeat should
 be told should the server die before the answer (`outcome_if_cut_off`): the input route
@@ -110,9 +110,8 @@ class IdempotencyMiddleware:
         finally:
             _CUT_OFF.reset(token)
         status = int(start.get("status", 500))
-        if status >= 500:
-            if not provisional:
-                self.registry.release_key(key)
+        if status >= 500 and not provisional:
+            self.registry.release_key(key)  # nothing done that a repeat would double
             return
         content_type = "application/json"
         for name, value in start.get("headers", ()):
