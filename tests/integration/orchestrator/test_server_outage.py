@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
 
 from baton.demo.sample import SampleProject, write_sample_project
+from baton.orchestrator.client import ApiClient
+from baton.orchestrator.watchers import StatusEvents, StatusFeed
 
 pytestmark = pytest.mark.tmux
 
@@ -229,3 +232,28 @@ def test_a_repeated_input_key_is_typed_once_across_a_restart(tmp_path: Path) -> 
         inputs = server.state_dir / "terminals" / terminal / "inputs"
         _wait(lambda: len(list(inputs.glob("*.txt"))) >= 2, timeout=30)
         assert [path.read_text() for path in sorted(inputs.glob("*.txt"))] == ["hello", "bye"]
+
+
+def test_the_status_stream_comes_back_after_a_restart(tmp_path: Path) -> None:
+    with (
+        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "1"}) as server,
+        server.client() as client,
+    ):
+        params = {"provider": "scripted", "agent_profile": "tester"}
+        terminal = client.post(
+            "/sessions", params={**params, "working_directory": str(tmp_path)}
+        ).json()["id"]
+        wait_for_status(client, terminal, {"idle", "completed"})
+        rang = threading.Event()
+        with ApiClient(server.base_url) as api:
+            events = StatusEvents(api, rang.set)
+            try:
+                assert events.start(probe_seconds=10.0) is StatusFeed.SSE
+                _outage(server, 2.0)
+                rang.clear()
+                _wait(lambda: events.live, timeout=30)  # connected again, by itself
+                client.post(f"/terminals/{terminal}/input", params={"message": "hello"})
+                _wait(lambda: events.latest(terminal) == "completed", timeout=30)
+                assert rang.is_set()
+            finally:
+                events.close()
