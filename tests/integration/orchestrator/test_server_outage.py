@@ -257,3 +257,30 @@ def test_the_status_stream_comes_back_after_a_restart(tmp_path: Path) -> None:
                 assert rang.is_set()
             finally:
                 events.close()
+
+
+def test_past_the_window_the_run_stops_in_one_line_and_resumes_later(tmp_path: Path) -> None:
+    with (
+        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
+        _run(tmp_path, server, SERVER_OUTAGE_SECONDS="2") as run,
+    ):
+        _wait(lambda: _working(run, "analyst"))
+        port = server.port
+        server.kill()
+        assert run.process.wait(timeout=120) == 1
+        errors = [line for line in run.log().splitlines() if "error:" in line]
+        assert len(errors) == 1 and server.base_url in errors[0], run.log()
+        assert "waiting up to 2.0s" in run.log() or "waiting up to 2s" in run.log(), run.log()
+        assert run.state()["final_status"] == "RUNNING"
+        server.start(port=port)
+        env = scripted_run_env(server.base_url, run.project, CLEANUP_ON_EXIT="0")
+        again = subprocess.run(
+            [sys.executable, "-m", "baton", "run"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert again.returncode == 0, again.stderr
+        assert run.state()["final_status"] == "PASS"
