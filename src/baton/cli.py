@@ -60,7 +60,10 @@ def run(config: Path | None, **options: Any) -> None:
         # Imported here, inside the error mapping: Ctrl-C while they load is one line too.
         from baton.orchestrator.config import load_settings
         from baton.orchestrator.loop import run_orchestrator
+        from baton.private import hide_process_from_same_user
 
+        if os.environ.get("BATON_TOKEN"):
+            hide_process_from_same_user()  # the agents must not read it from /proc
         return run_orchestrator(load_settings(config, os.environ, options))
 
     sys.exit(_exit_code_for(action))
@@ -86,12 +89,25 @@ def run(config: Path | None, **options: Any) -> None:
     default=None,
     help="Largest message accepted, in UTF-8 bytes (default: $BATON_MAX_MESSAGE_BYTES or 4 MiB).",
 )
+@click.option(
+    "--max-pane-log-bytes",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Rotate a terminal's pane log to pane.log.1 at this size (default 64 MiB; 0: never).",
+)
+@click.option(
+    "--keep-transcripts",
+    is_flag=True,
+    help="Keep a deleted terminal's runtime folder (pane log, the CLI's records).",
+)
 def serve(
     host: str,
     port: str,
     state_dir: Path | None,
     profiles_dir: Path | None,
     max_message_bytes: str | None,
+    max_pane_log_bytes: int | None,
+    keep_transcripts: bool,
 ) -> None:
     """Serve the CAO-compatible terminal API, running agent CLIs in tmux."""
     from baton.logs import SERVER_LOGGER, log_to_stderr
@@ -112,6 +128,8 @@ def serve(
                 if max_message_bytes is not None
                 else None
             ),
+            keep_transcripts=keep_transcripts,
+            max_pane_log_bytes=max_pane_log_bytes,
         )
         require_token_for_remote(options.host, options.token)
         serve_forever(options)

@@ -3,6 +3,7 @@
     BatonError                      base of everything below
     ├── ConfigError                 a bad env var, JSON config or prompt (names the key)
     ├── StateFileError              a state file that cannot be read, written or resumed
+    │   └── RunLockedError          another `baton run` is driving that state file now
     ├── RunInterrupted              SIGINT/SIGTERM arrived; carries the signal number
     ├── BudgetExhausted             MAX_TOKENS or MAX_COST_USD reached; the run is resumable
     ├── GitCommitError              POST_GIT_COMMIT could not commit the change
@@ -26,6 +27,8 @@
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
         ├── EmptyMessageError       a message with nothing to submit (422)
         ├── MessageTooLargeError    a message over the server's size limit (413)
+        ├── ForbiddenError          a terminal's own token used beyond that terminal (403)
+        ├── StorageFullError        the state directory's disk is full or failing (507)
         └── TmuxError               a tmux command failed
 
 `baton.cli` turns each of them into one line on stderr and an exit code.
@@ -47,6 +50,7 @@ __all__ = [
     "CockpitError",
     "ConfigError",
     "EmptyMessageError",
+    "ForbiddenError",
     "GitCommitError",
     "HandoffError",
     "HandoffTimeout",
@@ -56,9 +60,11 @@ __all__ = [
     "NotFoundError",
     "ReportError",
     "RunInterrupted",
+    "RunLockedError",
     "ServerError",
     "StateFileError",
     "StepFailedError",
+    "StorageFullError",
     "TerminalExitedError",
     "TmuxError",
 ]
@@ -74,6 +80,10 @@ class ConfigError(BatonError):
 
 class StateFileError(BatonError):
     """The state file cannot be read, written or resumed from."""
+
+
+class RunLockedError(StateFileError):
+    """Another live `baton run` holds the state file's driver lock; this one must not drive."""
 
 
 class BudgetExhausted(BatonError):
@@ -220,6 +230,18 @@ class MessageTooLargeError(ServerError):
     """The message is larger than the server's limit (`--max-message-bytes`)."""
 
     status_code = 413
+
+
+class ForbiddenError(ServerError):
+    """A terminal's own token asked for something that terminal may not do."""
+
+    status_code = 403
+
+
+class StorageFullError(ServerError):
+    """The server cannot write its state: the disk under the state directory is full or failing."""
+
+    status_code = 507
 
 
 class TmuxError(ServerError):

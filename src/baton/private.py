@@ -17,6 +17,7 @@ from pathlib import Path
 __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "hide_process_from_same_user",
     "new_private_dirs",
     "private_dir",
     "private_file",
@@ -71,3 +72,19 @@ def write_private(path: Path, data: str | bytes) -> Path:
             os.unlink(temporary)
         raise
     return path
+
+
+def hide_process_from_same_user() -> bool:
+    """Close this process's /proc files (environ, memory) to other processes of the user.
+
+    For a process that holds the API's master token while agents run as the same user:
+    Linux makes a non-dumpable process's /proc/<pid>/environ unreadable to them (and
+    refuses them ptrace). Core dumps are off too. False where there is no prctl.
+    """
+    try:
+        import ctypes
+
+        pr_set_dumpable = 4
+        return int(ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False

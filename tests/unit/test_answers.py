@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.orchestrator.response_files import response_file_instruction
 from baton.roles import ROLES
 from baton.scripted_agent.answers import (
     analyst_answer,
@@ -37,6 +38,21 @@ def test_last_named_response_file_wins(tmp_path: Path) -> None:
     )
     target = find_response_target(prompt)
     assert target is not None and target.role.output_key == "analyst_review"
+
+
+@pytest.mark.parametrize(
+    "project", ["my project", 'it\'s "here"', "two\nlines", "tab\there", "$(id) `x` #{p}"]
+)
+def test_the_orchestrators_instruction_is_read_back_exactly_in_any_wd(
+    project: str, tmp_path: Path
+) -> None:
+    """The scripted agent (so `baton demo`) works in a WD with spaces, quotes or newlines."""
+    path = tmp_path / project / ".tmp" / "agent-responses" / "programmer_summary.md"
+    prompt = f"Implement it.\n\n{response_file_instruction(path)}\n"
+    target = find_response_target(prompt)
+    assert target is not None
+    assert target.path == path
+    assert target.role.output_key == "programmer"
 
 
 def test_prompt_without_response_file_has_no_target() -> None:

@@ -275,6 +275,18 @@ def test_pane_state_reader_reads_only_the_new_tail(tmp_path: Path) -> None:
     assert reader.state(log) == "working"
 
 
+def test_pane_state_reader_keeps_the_state_across_a_rotation(tmp_path: Path) -> None:
+    log = tmp_path / "pane.log"
+    reader = PaneStateReader()
+    log.write_bytes(b"x" * 5000 + _osc("working"))
+    assert reader.state(log) == "working"
+    log.write_bytes(b"redraw")  # emptied at its limit; the turn goes on
+    assert reader.state(log) == "working"
+    with log.open("ab") as handle:
+        handle.write(_osc("done"))
+    assert reader.state(log) == "done"
+
+
 def test_status_combines_osc_with_the_screen(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path)
     ctx.runtime_dir.mkdir()

@@ -213,6 +213,7 @@ def test_bad_env_value_is_one_line_naming_the_key(
     ("data", "needle"),
     [
         ('{"limits": {"max_rounds": 3,}}', "invalid JSON at line 1"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "invalid JSON: nested too deeply"),
         ("[1, 2]", "the top level must be a JSON object"),
         ({"limits": {"max_round": 3}}, "unknown key limits.max_round"),
         ({"speed": 3}, "unknown key speed"),

@@ -201,6 +201,14 @@ def test_unreadable_state_file_is_a_state_file_error(tmp_path: Path) -> None:
         load_state(tmp_path / "missing.json")
 
 
+def test_a_state_file_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(StateFileError) as raised:
+        load_state(path)
+    assert str(raised.value) == f"the state file {path} is not valid JSON (nested too deeply)"
+
+
 def test_auto_resume_when_state_file_has_running_status(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     path.write_text(json.dumps(_shell_state(final_status="RUNNING")))

@@ -7,6 +7,7 @@ server's state, its private tmux socket) and is stopped when the demo ends, unle
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 import tempfile
@@ -72,21 +73,26 @@ def _project_root(directory: Path | None) -> Path:
     return root
 
 
+def _q(path: Path | str | None) -> str:
+    """A path as a shell word, so a printed command works when copied."""
+    return shlex.quote(str(path))
+
+
 def _print_where_to_look(
     project: SampleProject, settings: Settings, options: ServerOptions, *, keep: bool
 ) -> None:
     archives = sorted(path for path in (project.root / ".tmp").glob("2*") if path.is_dir())
     rows = [
         ("project", str(project.root)),
-        ("state file", f"{settings.state_path}  (see: baton status {settings.state_path})"),
+        ("state file", f"{settings.state_path}  (see: baton status {_q(settings.state_path)})"),
         ("every answer", str(archives[-1]) if archives else "(none)"),
         ("the fix", str(project.root / "stats" / "median.py")),
-        ("run the tests", f"cd {project.root} && {project.test_command}"),
+        ("run the tests", f"cd {_q(project.root)} && {project.test_command}"),
     ]
     if keep:
         rows += [
-            ("the agents", f"tmux -S {options.tmux_socket} attach"),
-            ("stop them", f"tmux -S {options.tmux_socket} kill-server"),
+            ("the agents", f"tmux -S {_q(options.tmux_socket)} attach"),
+            ("stop them", f"tmux -S {_q(options.tmux_socket)} kill-server"),
         ]
     width = max(len(label) for label, _ in rows)
     lines = ["", "Where to look:", *(f"  {label:<{width}}  {value}" for label, value in rows)]

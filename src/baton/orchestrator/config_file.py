@@ -81,6 +81,8 @@ def _read_json_object(path: Path) -> dict[str, Any]:
         raise ConfigError(
             f"{path}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid JSON: nested too deeply to read") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a JSON object")
     return data

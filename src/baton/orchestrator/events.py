@@ -96,7 +96,7 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
         for line in handle:
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(record, dict):
                 yield record

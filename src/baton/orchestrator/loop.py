@@ -23,6 +23,7 @@ from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.driver_lock import DriverLock
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Handoff
@@ -36,7 +37,13 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.orchestrator.startup import PreparedRun, prepare_run
-from baton.orchestrator.state import FinalStatus, RunState, remove_stale_temp_files, save_state
+from baton.orchestrator.state import (
+    FinalStatus,
+    RunState,
+    load_state,
+    remove_stale_temp_files,
+    save_state,
+)
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
@@ -78,12 +85,14 @@ class Orchestrator:
         self.events = RunEvents(None, listeners=[self.notifier])
         self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
         api.outage.report = self._outage
+        self.driver_lock = DriverLock(self.state_path)
 
     # --- the whole run ---
 
     def run(self) -> int:
         self.signals.install()
         try:
+            self._take_driver_lock()
             try:
                 return self._run()
             except BudgetExhausted:
@@ -94,8 +103,26 @@ class Orchestrator:
             finally:
                 self._shutdown()
         finally:
+            self.driver_lock.release()
             self.notifier.close()
             self.signals.restore()
+
+    def _take_driver_lock(self) -> None:
+        """Be the state file's only driver, or stop (RunLockedError) before reading it.
+
+        A folder where the lock cannot be made is left to the preflight checks, which
+        name it before anything is created.
+        """
+        try:
+            self.driver_lock.acquire()
+        except OSError:
+            return
+        dead = self.driver_lock.taken_over
+        if dead is not None:
+            self.log.warning(
+                f"taking over {self.state_path} from the baton run that drove it "
+                f"({dead.describe()}), which is no longer running"
+            )
 
     def _run(self) -> int:
         prepared = prepare_run(self.settings, self.log)
@@ -295,6 +322,18 @@ class Orchestrator:
         )
         return 0 if state.final_status == FinalStatus.PASS else 1
 
+    def _unsaved_note(self, error: StateFileError) -> str:
+        """What a failed last save leaves: the earlier saved state, intact, or nothing."""
+        try:
+            kept = load_state(self.state_path)
+        except StateFileError:
+            return f"{error}; no earlier state was saved, so there is nothing to resume"
+        return (
+            f"{error}; the last saved state (round {kept.current_round}, phase "
+            f"{kept.current_phase}, saved {kept.updated_at or 'earlier'}) is intact: once "
+            f"{self.state_path.parent} can be written again, run `baton run` again to resume"
+        )
+
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked."""
         self.signals.hold()
@@ -303,12 +342,11 @@ class Orchestrator:
             self.watcher = None
         if self.state is None:
             return  # stopped before anything was created: nothing to save or clean up
-        saved = True
+        unsaved: StateFileError | None = None
         try:
             save_state(self.state, self.state_path)
         except StateFileError as error:
-            saved = False
-            self.log.warning(str(error))
+            unsaved = error
         self.events.emit(
             EventKind.RUN_END,
             final_status=self.state.final_status,
@@ -317,14 +355,14 @@ class Orchestrator:
         )
         if self.settings.cleanup_on_exit:
             cleanup_terminals(self.api, self.state, self.log)
-        if saved:
+        if unsaved is None:
             self.state.exit_complete = True
             try:
                 save_state(self.state, self.state_path)
             except StateFileError as error:
                 self.log.warning(str(error))
-        if not saved:
-            self.log.warning(f"no state could be saved to {self.state_path}; nothing to resume")
+        if unsaved is not None:
+            self.log.warning(self._unsaved_note(unsaved))
         elif self.state.final_status == FinalStatus.RUNNING:
             self.log.info(
                 f"state saved to {self.state_path}; run `baton run` again to resume "

@@ -333,6 +333,10 @@ def read_state_json(path: Path) -> dict[str, Any]:
         raise StateFileError(
             f"the state file {path} is not valid JSON (line {error.lineno}: {error.msg})"
         ) from None
+    except RecursionError:
+        raise StateFileError(
+            f"the state file {path} is not valid JSON (nested too deeply)"
+        ) from None
     if not isinstance(data, dict):
         raise StateFileError(f"the state file {path} does not hold a JSON object")
     version = data.get("version", STATE_VERSION)

@@ -15,10 +15,17 @@ from typing import TextIO
 from baton.cockpit.live import ServerProbe
 from baton.cockpit.record import RunRecord, load_run
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
+from baton.orchestrator.driver_lock import current_driver
 from baton.orchestrator.state import NO_FEEDBACK, FinalStatus, Phase, RunState
 from baton.roles import ROLES
 
-__all__ = ["default_state_file", "format_status", "live_statuses", "show_status"]
+__all__ = [
+    "default_state_file",
+    "driver_line",
+    "format_status",
+    "live_statuses",
+    "show_status",
+]
 
 
 def default_state_file(environ: Mapping[str, str]) -> Path:
@@ -60,14 +67,28 @@ def _headline(state: RunState) -> str:
     return f"{state.final_status}: finished in round {state.current_round}"
 
 
+def driver_line(path: Path) -> str:
+    """Whether a `baton run` drives the state file now, and which (its lock's record)."""
+    driver = current_driver(path)
+    if driver is None:
+        return "none (no baton run holds this state file now)"
+    return f"baton run {driver.describe()}"
+
+
 def format_status(
-    record: RunRecord, path: Path, live: Mapping[str, str] | None = None, server_note: str = ""
+    record: RunRecord,
+    path: Path,
+    live: Mapping[str, str] | None = None,
+    server_note: str = "",
+    driver: str = "",
 ) -> str:
-    """The summary lines for one run; `live` maps terminal ids to the server's statuses."""
+    """The summary lines for one run; `live` maps terminal ids to the server's statuses,
+    `driver` says which process drives it now (see `driver_line`)."""
     state = record.state
     lines = [
         f"state file: {path}",
         f"status:     {_headline(state)}",
+        *([f"driver:     {driver}"] if driver else []),
         f"updated:    {state.updated_at or 'unknown'}",
         f"api:        {state.api or 'unknown'} (provider {state.provider or 'unknown'})",
         f"wd:         {state.wd or 'unknown'}",
@@ -141,5 +162,5 @@ def show_status(
     record = load_run(path)
     statuses, note = live_statuses(record, environ) if live else (None, "")
     stream = out or sys.stdout
-    stream.write(format_status(record, path, statuses, note) + "\n")
+    stream.write(format_status(record, path, statuses, note, driver_line(path)) + "\n")
     return 0

@@ -69,8 +69,10 @@ class PaneStateReader:
             size = pane_log.stat().st_size
         except OSError:
             return place.state
-        if size < place.offset:  # the log was replaced: start over
-            place.offset, place.state = 0, None
+        if size < place.offset:
+            # The log was rotated (emptied in place at its size limit): read it from its
+            # start; the last state seen stays the latest until the CLI sends a new one.
+            place.offset = 0
         if size == place.offset:
             return place.state
         start = max(place.offset - _OVERLAP, size - _MAX_READ, 0)

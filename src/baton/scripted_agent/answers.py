@@ -51,12 +51,41 @@ class ResponseTarget:
 
 
 def find_response_target(prompt: str) -> ResponseTarget | None:
-    """The response file a prompt asks for; the last one named wins (the instruction ends it)."""
+    """The response file a prompt asks for; the last one named wins (the instruction ends it).
+
+    The instruction's `mv -f <temporary> <final>` line names it shell-quoted, so a WD with
+    spaces, quotes or newlines reads back exactly; a prompt without that line (a person's,
+    a reminder) is searched for a plain path instead.
+    """
+    quoted = _quoted_move_target(prompt)
+    if quoted is not None:
+        return quoted
     matches = list(_RESPONSE_PATH.finditer(prompt))
     if not matches:
         return None
     last = matches[-1]
     return ResponseTarget(_ROLE_BY_FILE[last.group("file")], Path(last.group("path")))
+
+
+def _quoted_move_target(prompt: str) -> ResponseTarget | None:
+    """The final path of the last `mv -f <temporary> <final>` in `prompt`, if it is one of ours."""
+    start = prompt.rfind("\nmv -f ")
+    if start < 0:
+        return None
+    lexer = shlex.shlex(prompt[start + len("\nmv -f ") :], posix=True)
+    lexer.whitespace_split = True
+    try:
+        lexer.get_token()  # the temporary name
+        final = lexer.get_token()
+    except ValueError:  # an unbalanced quote: not a command we wrote
+        return None
+    if not final:
+        return None
+    path = Path(final)
+    role = _ROLE_BY_FILE.get(path.name)
+    if role is None or not path.is_absolute() or path.parent.name != "agent-responses":
+        return None
+    return ResponseTarget(role, path)
 
 
 def read_number(text: str, label: str) -> int | None:

@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from baton import __version__
 from baton.delivery import DEFAULT_MAX_MESSAGE_BYTES
 from baton.errors import ConfigError, ServerError
-from baton.private import private_dir
+from baton.private import hide_process_from_same_user, private_dir
 from baton.server.delivery import (
     BodySizeLimitMiddleware,
     MessageDelivery,
@@ -36,12 +36,14 @@ from baton.server.delivery import (
 )
 from baton.server.events_routes import events_router
 from baton.server.idempotency import IdempotencyMiddleware
+from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
 from baton.server.routes.common import TERMINAL_ID_PATTERN
 from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
 from baton.server.sessions import SessionService
+from baton.server.terminal_tokens import SECRET_VARIABLES, TerminalTokens
 from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
 
@@ -52,6 +54,7 @@ __all__ = [
     "create_app",
     "run_server_in_thread",
     "serve_forever",
+    "server_url",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
@@ -75,6 +78,10 @@ class ServerOptions:
     # Delete every terminal and stop the private tmux server when the server stops
     # (for the in-process server of `baton demo`; `baton serve` keeps terminals alive).
     kill_tmux_on_exit: bool = False
+    # A deleted terminal's runtime folder (pane log, the CLI's records) is removed unless set.
+    keep_transcripts: bool = False
+    # A pane log is rotated (to pane.log.1) once it reaches this size; 0: never.
+    max_pane_log_bytes: int = DEFAULT_MAX_PANE_LOG_BYTES
 
     @classmethod
     def from_environment(
@@ -85,10 +92,12 @@ class ServerOptions:
         state_dir: Path | None = None,
         profiles_dir: Path | None = None,
         max_message_bytes: int | None = None,
+        keep_transcripts: bool = False,
+        max_pane_log_bytes: int | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> ServerOptions:
         """Flags win; then BATON_STATE_DIR, BATON_PROFILES_DIR, BATON_TMUX_SOCKET, BATON_TOKEN,
-        BATON_MAX_MESSAGE_BYTES."""
+        BATON_MAX_MESSAGE_BYTES, BATON_MAX_PANE_LOG_BYTES, BATON_KEEP_TRANSCRIPTS."""
         env = os.environ if environ is None else environ
         if state_dir is None:
             state_dir = Path(env.get("BATON_STATE_DIR") or Path.home() / ".local/state/baton")
@@ -110,6 +119,12 @@ class ServerOptions:
             token=env.get("BATON_TOKEN") or None,
             max_message_bytes=max_message_bytes or message_limit_from(env),
             timings=timings,
+            keep_transcripts=keep_transcripts or _flag_env(env, "BATON_KEEP_TRANSCRIPTS"),
+            max_pane_log_bytes=(
+                _int_env(env, "BATON_MAX_PANE_LOG_BYTES", DEFAULT_MAX_PANE_LOG_BYTES)
+                if max_pane_log_bytes is None
+                else max_pane_log_bytes
+            ),
         )
 
     def resolved_socket(self) -> Path:
@@ -133,6 +148,28 @@ def _float_env(env: Mapping[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
 
 
+def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"{name} must be a whole number of bytes (0: no limit), got {raw!r}")
+    return value
+
+
+def _flag_env(env: Mapping[str, str], name: str) -> bool:
+    raw = (env.get(name) or "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"{name} must be 1 or 0, got {env.get(name)!r}")
+
+
 def build_service(options: ServerOptions) -> TerminalService:
     """The terminal service over the state directory, registry and private tmux server."""
     if shutil.which("tmux") is None:
@@ -143,6 +180,9 @@ def build_service(options: ServerOptions) -> TerminalService:
     except (OSError, sqlite3.Error) as error:
         raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None
     tmux = TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf")
+    if tmux.is_running():  # started by an older server: its global environment may hold one
+        for name in sorted(SECRET_VARIABLES):
+            tmux.run("set-environment", "-g", "-u", name, check=False)
     return TerminalService(
         registry=registry,
         tmux=tmux,
@@ -150,6 +190,10 @@ def build_service(options: ServerOptions) -> TerminalService:
         state_dir=options.state_dir,
         timings=options.timings,
         delivery=MessageDelivery(tmux, max_message_bytes=options.max_message_bytes),
+        # With a master token, each agent gets a token of its own terminal instead.
+        terminal_tokens=TerminalTokens(options.state_dir / "tokens") if options.token else None,
+        keep_transcripts=options.keep_transcripts,
+        max_pane_log_bytes=options.max_pane_log_bytes,
     )
 
 
@@ -166,7 +210,13 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     # Innermost of the middleware: only requests the safety checks let through are kept.
     app.add_middleware(IdempotencyMiddleware, registry=service.registry)
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
-    app.add_middleware(LocalOnlyMiddleware, token=options.token, extra_hosts=extra_hosts)
+    app.add_middleware(
+        LocalOnlyMiddleware,
+        token=options.token,
+        extra_hosts=extra_hosts,
+        terminal_tokens=service.terminal_tokens,
+        lookup=service.registry.get_terminal,
+    )
     app.add_middleware(
         BodySizeLimitMiddleware, max_body_bytes=body_limit_for(options.max_message_bytes)
     )
@@ -206,29 +256,52 @@ def shutdown_everything(service: TerminalService) -> None:
     service.tmux.kill_server()
 
 
-def _check_bindable(host: str, port: int) -> None:
-    """Fail with one clear line, before anything starts, when the address is taken."""
+def server_url(host: str, port: int) -> str:
+    """The URL a person can paste: IPv6 literals in brackets (`http://[::1]:9889`)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _check_bindable(host: str, port: int) -> int:
+    """Fail with one clear line, before anything starts, when the address is taken.
+
+    The port that can be bound: `port`, or for 0 the free port the kernel picks, so the
+    URL printed is the one served (uvicorn then binds it again).
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as error:
-            raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+            where = server_url(host, port).removeprefix("http://")
+            raise ConfigError(f"cannot listen on {where}: {error.strerror}") from None
+        bound: int = probe.getsockname()[1]
+        return bound
+
+
+def _keep_secrets_from_children(*, hide_environ: bool) -> None:
+    """No program this process starts (tmux, and through it every agent) inherits an API
+    credential; with `hide_environ`, other processes of the user (the agents) cannot read
+    the master token from /proc/<pid>/environ either (the process is made non-dumpable)."""
+    for name in SECRET_VARIABLES:
+        os.environ.pop(name, None)
+    if hide_environ:
+        hide_process_from_same_user()
 
 
 def serve_forever(options: ServerOptions) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
-    _check_bindable(options.host, options.port)
+    port = _check_bindable(options.host, options.port)
+    _keep_secrets_from_children(hide_environ=options.token is not None)
     service = build_service(options)
     app = create_app(options, service)
-    print(f"baton serve: listening on http://{options.host}:{options.port}", flush=True)
+    print(f"baton serve: listening on {server_url(options.host, port)}", flush=True)
     try:
         # Open event streams never end by themselves: give them a moment, then close.
         uvicorn.run(
             app,
             host=options.host,
-            port=options.port,
+            port=port,
             log_level="warning",
             timeout_graceful_shutdown=1,
         )
@@ -275,10 +348,9 @@ def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
             raise ConfigError(f"could not start the server on {options.host}:{options.port}")
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
-    host = f"[{options.host}]" if ":" in options.host else options.host
     try:
         yield ServerHandle(
-            base_url=f"http://{host}:{port}", port=port, options=options, service=service
+            base_url=server_url(options.host, port), port=port, options=options, service=service
         )
     finally:
         service.events.close()  # end open event streams, so the server can stop

@@ -93,6 +93,7 @@ class TerminalCreator:
         send_input: Callable[[str, str], None],
         on_launch: Callable[[TerminalRecord], None],
         delivery: MessageDelivery,
+        credentials: Callable[[str], Mapping[str, str]] = lambda _terminal_id: {},
     ) -> None:
         self.registry = registry
         self.tmux = tmux
@@ -106,6 +107,7 @@ class TerminalCreator:
         self._send_input = send_input
         self._on_launch = on_launch
         self.delivery = delivery
+        self._credentials = credentials
         self._guard = threading.Lock()
 
     def create(self, request: CreateRequest) -> TerminalRecord:
@@ -154,6 +156,7 @@ class TerminalCreator:
                 **(env_vars or {}),
                 TERMINAL_ID_VARIABLE: terminal_id,
                 "CAO_TERMINAL_ID": terminal_id,
+                **self._credentials(terminal_id),  # never the master token
             }
             if not spec.command_found(env.get("PATH", os.defpath)):
                 # A CLI that is not installed is the caller's mistake, not a dead terminal.

@@ -1,8 +1,9 @@
 """The end of a terminal: its CLI, everything the CLI started, its window and record.
 
 Deleting a terminal stops following it, stops the CLI and its process tree (and any
-process carrying the terminal's marker variable), removes the window, and removes the
-session once its last terminal is gone.
+process carrying the terminal's marker variable), removes the window, its token and
+(unless transcripts are kept) its runtime folder, and removes the session once its last
+terminal is gone.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class TerminalLifecycle:
         reader: TerminalReader,
         watcher: ScreenWatcher,
         on_stopped: Callable[[TerminalRecord], None],
+        on_deleted: Callable[[TerminalRecord], None] = lambda _record: None,
     ) -> None:
         self.registry = registry
         self.tmux = tmux
@@ -40,11 +42,13 @@ class TerminalLifecycle:
         self.reader = reader
         self.watcher = watcher
         self._on_stopped = on_stopped
+        self._on_deleted = on_deleted
 
     def delete_terminal(self, terminal_id: str) -> None:
         record = self.reader.record(terminal_id)
         self.stop(record)
         self.registry.remove_terminal(terminal_id)
+        self._on_deleted(record)
         if not self.registry.terminals(record.session_name):
             self.tmux.kill_session(record.session_name)
             self.registry.remove_session(record.session_name)

@@ -30,7 +30,13 @@ from inotify_simple import flags as inotify_flags
 
 from baton.providers import Provider, TerminalContext
 from baton.screen import normalize_screen
-from baton.server.live_terminal import PANE_LOG, LiveTerminal, log_size, seeded_emulator
+from baton.server.live_terminal import (
+    DEFAULT_MAX_PANE_LOG_BYTES,
+    PANE_LOG,
+    LiveTerminal,
+    log_size,
+    seeded_emulator,
+)
 from baton.server.records import TerminalRecord
 from baton.server.tmux import PaneInfo, TmuxServer
 from baton.status import TerminalStatus
@@ -56,9 +62,11 @@ class ScreenWatcher:
         on_change: StatusListener,
         *,
         interval: float = 1.0,
+        max_log_bytes: int | None = DEFAULT_MAX_PANE_LOG_BYTES,
     ) -> None:
         self.tmux = tmux
         self.interval = interval
+        self.max_log_bytes = max_log_bytes
         self._on_change = on_change
         self._terminals: dict[str, LiveTerminal] = {}
         self._by_watch: dict[int, LiveTerminal] = {}
@@ -106,6 +114,7 @@ class ScreenWatcher:
             ctx=ctx,
             columns=pane.width if pane else 200,
             rows=pane.height if pane else 50,
+            max_log_bytes=self.max_log_bytes,
         )
         live.verified = fresh and pane is not None
         if pane is None or pane.dead:

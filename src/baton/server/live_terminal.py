@@ -3,22 +3,39 @@
 `LiveTerminal` reads the pane log from where it stopped and feeds the new bytes to the
 terminal's emulator; `seeded_emulator` builds an emulator from tmux's own rendering, for
 a terminal whose log cannot be replayed (adopted after a restart, resized).
+
+The pane log is bounded: once the model has read `max_log_bytes` of it, the log is
+copied to `pane.log.1` (replacing the previous copy) and emptied in place. tmux's
+`cat >> pane.log` appends with O_APPEND, so its next bytes land at the new start and the
+model reads on from offset 0 without missing one. It is rotated only when the model has
+read every byte, so nothing the screen needs is cut away.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from pathlib import Path
 
+from baton.private import private_file
 from baton.providers import Provider, TerminalContext
 from baton.server.emulator import PaneEmulator
 from baton.server.tmux import PaneSnapshot
 from baton.status import TerminalStatus
 
-__all__ = ["PANE_LOG", "LiveTerminal", "log_size", "seeded_emulator"]
+__all__ = [
+    "DEFAULT_MAX_PANE_LOG_BYTES",
+    "PANE_LOG",
+    "PREVIOUS_PANE_LOG",
+    "LiveTerminal",
+    "log_size",
+    "seeded_emulator",
+]
 
 PANE_LOG = "pane.log"
+PREVIOUS_PANE_LOG = "pane.log.1"
+DEFAULT_MAX_PANE_LOG_BYTES = 64 << 20
 _READ_CHUNK = 4 << 20
 
 
@@ -35,6 +52,7 @@ class LiveTerminal:
         ctx: TerminalContext,
         columns: int,
         rows: int,
+        max_log_bytes: int | None = DEFAULT_MAX_PANE_LOG_BYTES,
     ) -> None:
         self.terminal_id = terminal_id
         self.session_name = session_name
@@ -42,6 +60,7 @@ class LiveTerminal:
         self.provider = provider
         self.ctx = ctx
         self.log_path: Path = ctx.runtime_dir / PANE_LOG
+        self.max_log_bytes = max_log_bytes or None  # None or 0: the log is never rotated
         self.emulator = PaneEmulator(columns, rows)
         self.offset = 0
         self.status: TerminalStatus | None = None
@@ -97,6 +116,31 @@ class LiveTerminal:
                     break
                 self.offset += len(data)
                 self.emulator.feed(data)
+        if self.max_log_bytes is not None and self.offset >= self.max_log_bytes:
+            self.rotate_log()
+        return True
+
+    def rotate_log(self) -> bool:
+        """Keep the log read so far as `pane.log.1` and empty `pane.log` (lock held).
+
+        Skipped (tried again at the next read) when the pane wrote more since the read,
+        so no byte the model has not seen is ever cut away.
+        """
+        previous = self.log_path.with_name(PREVIOUS_PANE_LOG)
+        partial = self.log_path.with_name(PREVIOUS_PANE_LOG + ".part")
+        try:
+            if os.stat(self.log_path).st_size != self.offset:
+                return False
+            private_file(partial)
+            shutil.copyfile(self.log_path, partial)
+            os.replace(partial, previous)
+            if os.stat(self.log_path).st_size != self.offset:
+                return False
+            os.truncate(self.log_path, 0)
+        except OSError:
+            partial.unlink(missing_ok=True)
+            return False
+        self.offset = 0
         return True
 
     def screen(self) -> str:

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from baton.server.records import (
     TerminalRecord,
     iso_utc,
 )
+from baton.server.storage import storage_errors
 
 __all__ = ["Registry"]
 
@@ -133,17 +134,21 @@ class Registry:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, storage_errors(self.path):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # sqlite has already rolled back after some failures (a full disk): a
+                # second ROLLBACK would hide the real error behind "no transaction".
+                if self._db.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _fetch(self, query: str, args: Sequence[object] = ()) -> list[sqlite3.Row]:
-        with self._lock:
+        with self._lock, storage_errors(self.path):
             return self._db.execute(query, args).fetchall()
 
     # -- sessions -------------------------------------------------------------------

@@ -40,6 +40,7 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
             **spec.env,
             TERMINAL_ID_VARIABLE: record.id,
             "CAO_TERMINAL_ID": record.id,
+            **service.pane_credentials(record.id),  # a fresh token; never the master token
         }
         if not spec.command_found(env.get("PATH", os.defpath)):
             raise BadRequestError(

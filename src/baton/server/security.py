@@ -6,7 +6,12 @@ loopback host (stops DNS rebinding) and a state-changing request carrying an Ori
 come from a loopback page (stops a web page from typing into an agent). With a token
 (`BATON_TOKEN`) it may listen anywhere, and every request but `/health` must carry
 `Authorization: Bearer <token>` — the token is then the guard, so Host and Origin are
-not checked (a browser page cannot learn the token nor send it cross-origin).
+not checked (a browser page cannot learn the token nor send it cross-origin). Agents
+never hold that token: each terminal gets its own (`terminal_tokens.py`), which may do
+only what that terminal's tools do (`scopes.py`, 403 otherwise).
+
+A request with more than one Host header is refused (400) whatever the token: which
+one a proxy or the server believes would otherwise be anyone's guess.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import ipaddress
 import json
 import secrets
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from baton.errors import ConfigError
+from baton.server.scopes import ACTING_TERMINAL, Lookup, refusal
+from baton.server.terminal_tokens import TerminalTokens
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -68,17 +75,28 @@ def require_token_for_remote(host: str, token: str | None) -> None:
 class LocalOnlyMiddleware:
     """Reject foreign Host and Origin headers and, when a token is set, missing tokens."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, extra_hosts: Iterable[str] = ()):
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        extra_hosts: Iterable[str] = (),
+        terminal_tokens: TerminalTokens | None = None,
+        lookup: Lookup | None = None,
+    ):
         self.app = app
         self.token = token or None
         self.extra_hosts = frozenset(h.lower() for h in extra_hosts if h)
+        self.terminal_tokens = terminal_tokens
+        self.lookup = lookup
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        problem = self._check(scope, headers)
+        hosts = sum(1 for key, _ in scope["headers"] if key.lower() == b"host")
+        problem = (400, "more than one Host header") if hosts > 1 else self._check(scope, headers)
         if problem is None:
             await self.app(scope, receive, send)
             return
@@ -110,8 +128,24 @@ class LocalOnlyMiddleware:
         if self.token is None or scope["path"] in _OPEN_PATHS:
             return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(
-            given.strip().encode(), self.token.encode()
-        ):
+        given = given.strip()
+        if scheme.lower() != "bearer":
             return 401, "missing or wrong bearer token (set BATON_TOKEN)"
+        if secrets.compare_digest(given.encode(), self.token.encode()):
+            return None
+        return self._check_terminal_token(scope, given)
+
+    def _check_terminal_token(self, scope: Scope, given: str) -> tuple[int, str] | None:
+        """A terminal's own token: allowed only what that terminal's tools do."""
+        if self.terminal_tokens is None or self.lookup is None:
+            return 401, "missing or wrong bearer token (set BATON_TOKEN)"
+        terminal_id = self.terminal_tokens.terminal_for(given)
+        own = self.lookup(terminal_id) if terminal_id is not None else None
+        if own is None:
+            return 401, "missing or wrong bearer token (set BATON_TOKEN)"
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        reason = refusal(scope["method"], scope["path"], query, own, self.lookup)
+        if reason is not None:
+            return 403, reason
+        scope.setdefault("state", {})[ACTING_TERMINAL] = own  # for checks on the body
         return None

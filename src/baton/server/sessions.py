@@ -42,11 +42,14 @@ class SessionService:
         Deleting a session that is already gone succeeds, as in CAO: a worker's session
         goes with its last terminal, and the client cleaning up after it must not fail.
         """
-        for record in self.registry.terminals(name):
+        records = self.registry.terminals(name)
+        for record in records:
             self.terminals.stop(record)
         if self.registry.get_session(name) is not None or self.tmux.has_session(name):
             self.tmux.kill_session(name)
         self.registry.remove_session(name)
+        for record in records:
+            self.terminals.discard_files(record)
         return {"deleted": [name], "errors": []}
 
     def _require(self, name: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,12 +30,14 @@ from baton.server.delivery import MessageDelivery
 from baton.server.events import EventHub, TerminalEvent
 from baton.server.lifecycle import TerminalLifecycle
 from baton.server.live import LiveTerminal, ScreenWatcher
+from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
 from baton.server.profiles import ProfileStore
 from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.sending import InputSender
+from baton.server.terminal_tokens import TerminalTokens, without_secrets
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -63,17 +66,28 @@ class TerminalService:
         timings: ServiceTimings | None = None,
         check_interval: float = 1.0,
         delivery: MessageDelivery | None = None,
+        terminal_tokens: TerminalTokens | None = None,
+        keep_transcripts: bool = False,
+        max_pane_log_bytes: int | None = DEFAULT_MAX_PANE_LOG_BYTES,
     ) -> None:
         self.registry = registry
         self.tmux = tmux
         self.profiles = profiles
         self.state_dir = state_dir
-        self.environment = dict(os.environ if environment is None else environment)
+        # What every pane inherits: never an API credential (see terminal_tokens.py).
+        self.environment = without_secrets(os.environ if environment is None else environment)
+        self.terminal_tokens = terminal_tokens
+        self.keep_transcripts = keep_transcripts
         self.timings = timings or ServiceTimings()
         self.delivery = delivery or MessageDelivery(tmux)
         self.events = EventHub()
         self.runtime = TerminalRuntime(profiles, tmux, self.environment)
-        self.watcher = ScreenWatcher(tmux, self._status_changed, interval=check_interval)
+        self.watcher = ScreenWatcher(
+            tmux,
+            self._status_changed,
+            interval=check_interval,
+            max_log_bytes=max_pane_log_bytes,
+        )
         self.reader = TerminalReader(
             registry=registry, tmux=tmux, runtime=self.runtime, watcher=self.watcher
         )
@@ -98,6 +112,7 @@ class TerminalService:
             send_input=self.sender.send_input,
             on_launch=self._launched,
             delivery=self.delivery,
+            credentials=self.pane_credentials,
         )
         self.lifecycle = TerminalLifecycle(
             registry=registry,
@@ -106,6 +121,7 @@ class TerminalService:
             reader=self.reader,
             watcher=self.watcher,
             on_stopped=self._stopped,
+            on_deleted=self.discard_files,
         )
         self._adopt_existing()
 
@@ -155,6 +171,23 @@ class TerminalService:
 
     def delete_terminal(self, terminal_id: str) -> None:
         self.lifecycle.delete_terminal(terminal_id)
+
+    def pane_credentials(self, terminal_id: str) -> dict[str, str]:
+        """The API credential a terminal's pane gets: its own token, when the API has one."""
+        if self.terminal_tokens is None:
+            return {}
+        return self.terminal_tokens.pane_variables(terminal_id)
+
+    def discard_files(self, record: TerminalRecord) -> None:
+        """A deleted terminal's token stops working; its runtime folder (pane log, the
+        CLI's records) goes too, unless the server keeps transcripts."""
+        if self.terminal_tokens is not None:
+            self.terminal_tokens.revoke(record.id)
+        if self.keep_transcripts:
+            return
+        runtime_dir = Path(record.runtime_dir)
+        if runtime_dir.parent == self.state_dir / "terminals":  # never outside our own tree
+            shutil.rmtree(runtime_dir, ignore_errors=True)
 
     def stop(self, record: TerminalRecord) -> None:
         self.lifecycle.stop(record)

@@ -43,6 +43,8 @@ class CaoClients:
     port: int
     home: Path
     timeout: float = 600.0
+    # Added to the clients' environment, e.g. the CAO_AUTH_LOCAL_TOKEN a pane holds.
+    extra_env: tuple[tuple[str, str], ...] = ()
 
     def environment(self, terminal_id: str | None) -> dict[str, str]:
         env = {
@@ -62,6 +64,7 @@ class CaoClients:
         )
         if terminal_id is not None:
             env["CAO_TERMINAL_ID"] = terminal_id
+        env.update(self.extra_env)
         return env
 
     def tool(

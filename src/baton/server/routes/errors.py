@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from baton.errors import ServerError
+from baton.server.storage import as_storage_error
 
 __all__ = ["install_error_handlers"]
 
@@ -26,7 +27,13 @@ async def _server_error(_: Request, error: ServerError) -> JSONResponse:
     return JSONResponse(status_code=error.status_code, content={"detail": error.detail()})
 
 
-async def _unexpected(_: Request, error: Exception) -> JSONResponse:
+async def _unexpected(request: Request, error: Exception) -> JSONResponse:
+    if isinstance(error, ServerError):  # raised in a middleware, outside the routes' handler
+        return await _server_error(request, error)
+    full = as_storage_error(error)
+    if full is not None:  # a full disk met outside the registry (a runtime dir, a log)
+        logger.warning("%s", full)
+        return await _server_error(request, full)
     # Still one JSON line for the client; the traceback goes to the server's log.
     logger.exception("unexpected error")
     detail = f"internal error: {type(error).__name__}: {error}"

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from baton.errors import NotFoundError
+from baton.errors import ForbiddenError, NotFoundError
 from baton.server.routes.common import TERMINAL_ID_PATTERN, ServicesDep
+from baton.server.scopes import ACTING_TERMINAL, step_refusal
 from baton.server.steps import StepRequest
 
 __all__ = ["RunStepBody", "router"]
@@ -37,16 +38,28 @@ class RunStepBody(BaseModel):
 
 
 @router.post("/terminals/run-step")
-async def run_step(services: ServicesDep, body: RunStepBody) -> dict[str, Any]:
+async def run_step(request: Request, services: ServicesDep, body: RunStepBody) -> dict[str, Any]:
     """The worker's answer as `{terminal_id, last_message, status}`.
 
     A worker that crashed answers 502 and one that ran long 504, with the detail
-    `{message, kind, terminal_id}` CAO's clients read.
+    `{message, kind, terminal_id}` CAO's clients read. With a terminal's own token, only
+    a worker of that terminal, in its session (403 otherwise).
     """
+    acting = getattr(request.state, ACTING_TERMINAL, None)
+    if acting is not None:
+        reason = step_refusal(
+            acting,
+            session_name=body.session_name,
+            caller_id=body.caller_id,
+            reuse_terminal_id=body.reuse_terminal_id,
+            lookup=services.terminals.registry.get_terminal,
+        )
+        if reason is not None:
+            raise ForbiddenError(reason)
     fields = body.model_dump()
     fields["allowed_tools"] = tuple(body.allowed_tools) if body.allowed_tools else None
-    request = StepRequest(**fields)
-    result = await run_in_threadpool(services.steps.run, request)
+    step = StepRequest(**fields)
+    result = await run_in_threadpool(services.steps.run, step)
     return result.as_json()
 
 
