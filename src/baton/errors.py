@@ -9,6 +9,7 @@
     ├── GitCommitError              POST_GIT_COMMIT could not commit the change
     ├── ApiError                    talking to the CAO-compatible API failed
     │   ├── ApiUnreachableError     nothing answers at the API URL
+    │   ├── ApiOutcomeUnknown       a write whose answer was lost: it may or may not be done
     │   └── ApiHttpError            the server answered 4xx/5xx (status_code, detail)
     ├── HandoffError (RuntimeError) an agent did not hand over its answer
     │   ├── AgentErrorStatus        the terminal reported status `error`
@@ -44,6 +45,7 @@ __all__ = [
     "AgentStalled",
     "ApiError",
     "ApiHttpError",
+    "ApiOutcomeUnknown",
     "ApiUnreachableError",
     "AttachError",
     "BadRequestError",
@@ -121,6 +123,13 @@ class ApiError(BatonError):
 
 class ApiUnreachableError(ApiError):
     """Nothing answers at the API URL."""
+
+
+class ApiOutcomeUnknown(ApiError):
+    """A write (create, input) whose answer was lost: the server may have done it.
+
+    Raised instead of sending it again blindly; the caller checks what happened.
+    """
 
 
 class ApiHttpError(ApiError):

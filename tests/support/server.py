@@ -108,10 +108,10 @@ class ServerProcess:
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
-    def start(self) -> None:
-        """Start the server (again) on a fresh free port and wait for /health."""
+    def start(self, *, port: int | None = None) -> None:
+        """Start the server (again) on `port`, else a fresh free port, and wait for /health."""
         for _attempt in range(3):
-            self.port = free_port()
+            self.port = port or free_port()
             command = [
                 sys.executable,
                 "-m",
@@ -167,6 +167,14 @@ class ServerProcess:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+
+    def kill(self) -> None:
+        """SIGKILL the server process alone, as a crash would; tmux and its panes stay up."""
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
 
     def restart(self) -> None:
         """Stop the server and start a new one on the same state dir and tmux socket."""

@@ -43,7 +43,7 @@ class Team:
         self.answers = answers
         self.prompts: dict[str, list[str]] = defaultdict(list)
 
-    def send_input(self, terminal_id: str, message: str) -> None:
+    def send_input(self, terminal_id: str, message: str, **_: object) -> None:
         self.prompts[terminal_id].append(message)
         text = self.answers[terminal_id](len(self.prompts[terminal_id]))
         path = response_path_for(terminal_id, self.wd)
@@ -162,7 +162,7 @@ def test_every_turn_of_the_loop_goes_through_send_and_receive(tmp_path: Path) ->
     assert isinstance(handoff, RecordingHandoff)
     original_send = team.send_input
 
-    def send_input(terminal_id: str, message: str) -> None:
+    def send_input(terminal_id: str, message: str, **_: object) -> None:
         handoff.steps.append(("send_input", handoff.inside))
         original_send(terminal_id, message)
 

@@ -3,31 +3,47 @@
 Paths and query parameters are CAO's, so the same client drives `baton serve` and a stock
 `cao-server`. Failures become Baton errors: nothing listening → `ApiUnreachableError`
 (one line naming the URL), an HTTP error → `ApiHttpError` with the status code and the
-server's `detail`. Only reads (GET) are retried, and only on connection-level errors,
-because repeating a POST could type a prompt into an agent twice.
+server's `detail`.
+
+A server that stops answering (restarted, a proxy's 502/503/504) is waited for, every
+call alike, for as long as its `OutageWindow` allows (SERVER_OUTAGE_SECONDS in a run). A
+write that never reached it is simply sent again. A write whose answer was lost may have
+been done: it is sent again only to a server that honours `Idempotency-Key` (baton serve
+answers the repeat with the first outcome); to any other it is `ApiOutcomeUnknown`, and
+what happened is checked instead (`send_input` does it itself, see `_settle_input`).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import httpx
 
-from baton.errors import ApiError, ApiHttpError, ApiUnreachableError
+from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
+from baton.orchestrator.outage import OutageWindow
+from baton.status import TerminalStatus
 from baton.usage import Usage
 
-__all__ = ["DEFAULT_TIMEOUT", "ApiClient"]
+__all__ = ["DEFAULT_TIMEOUT", "IDEMPOTENCY_HEADER", "ApiClient"]
 
 # Creating a terminal waits for the agent CLI to start and input waits for it to take the
 # text, so reads get minutes; connecting is quick or the server is not there.
 DEFAULT_TIMEOUT = httpx.Timeout(300.0, connect=10.0)
-_READ_RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0)
+# Without a run's SERVER_OUTAGE_SECONDS: ride out a blip, report a stopped server soon.
+_DEFAULT_OUTAGE_SECONDS = 3.75
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+# What a proxy answers while the server behind it is away.
+_SERVER_AWAY = frozenset({502, 503, 504})
+# Methods whose repeat does no harm (a second DELETE finds the terminal gone: 404).
+_REPEATABLE = frozenset({"GET", "DELETE"})
+# A write whose answer is lost again and again while /health answers: give up at last.
+_MAX_RESENDS = 5
 # `/events` sends a keep-alive at least every 15 s; silence this long means a dead stream.
 _STREAM_READ_SECONDS = 45.0
 _TRANSIENT = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout)
@@ -44,13 +60,14 @@ class ApiClient:
         working_directory: Path | str | None = None,
         token: str | None = None,
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        read_retry_delays: tuple[float, ...] = _READ_RETRY_DELAYS,
+        outage: OutageWindow | None = None,
+        outage_seconds: float = _DEFAULT_OUTAGE_SECONDS,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.provider = provider
         self.working_directory = str(working_directory) if working_directory else None
-        self._read_retry_delays = read_retry_delays
+        self.outage = outage or OutageWindow(self.base_url, outage_seconds)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
@@ -90,12 +107,13 @@ class ApiClient:
         """Create a session with its first terminal; the terminal's JSON (`id`, `session_name`).
 
         `session_name` chosen beforehand lets a run killed inside this call find the
-        session (and its terminal) afterwards.
+        session (and its terminal) afterwards. An answer lost to a server that does not
+        honour `Idempotency-Key` is `ApiOutcomeUnknown`: list the session to find out.
         """
         params = self._create_params(agent_profile, provider, working_directory)
         if session_name:
             params["session_name"] = session_name
-        return self._terminal_json("POST", "/sessions", params)
+        return self._terminal_json("POST", "/sessions", params, key=_new_key())
 
     def list_sessions(self) -> list[dict[str, Any]]:
         """`GET /sessions`: the server's sessions."""
@@ -114,7 +132,7 @@ class ApiClient:
 
         A server without the route answers 404 or 405 (ApiHttpError).
         """
-        return self._json("POST", f"/terminals/{terminal_id}/restart")
+        return self._json("POST", f"/terminals/{terminal_id}/restart", key=_new_key())
 
     def delete_terminal(self, terminal_id: str) -> None:
         """`DELETE /terminals/{id}`: stop the CLI and forget the terminal."""
@@ -128,20 +146,55 @@ class ApiClient:
         provider: str | None = None,
         working_directory: Path | str | None = None,
     ) -> dict[str, Any]:
-        """Add a terminal to a session; the terminal's JSON (`id`, `session_name`)."""
-        params = self._create_params(agent_profile, provider, working_directory)
-        return self._terminal_json("POST", f"/sessions/{session_name}/terminals", params)
+        """Add a terminal to a session; the terminal's JSON (`id`, `session_name`).
 
-    def send_input(self, terminal_id: str, message: str) -> None:
-        """Type `message` into the terminal and submit it (`?message=`; body when too long)."""
+        `ApiOutcomeUnknown` as for `create_session`: the terminal may exist.
+        """
+        params = self._create_params(agent_profile, provider, working_directory)
+        path = f"/sessions/{session_name}/terminals"
+        return self._terminal_json("POST", path, params, key=_new_key())
+
+    def send_input(
+        self, terminal_id: str, message: str, *, arrived: Callable[[], bool] | None = None
+    ) -> None:
+        """Type `message` into the terminal and submit it (`?message=`; body when too long).
+
+        One key for this send, on every attempt: baton serve types it once however often
+        it is asked. Any other server whose answer was lost is checked first
+        (`_settle_input`, and `arrived`: the caller's own sign, such as the answer file),
+        and asked again only when the message did not arrive.
+        """
+        try:
+            self._send_input_once(terminal_id, message, _new_key())
+        except ApiOutcomeUnknown:
+            if self._settle_input(terminal_id, message) or (arrived is not None and arrived()):
+                return
+            self._send_input_once(terminal_id, message, _new_key())
+
+    def _send_input_once(self, terminal_id: str, message: str, key: str) -> None:
         path = f"/terminals/{terminal_id}/input"
         try:
             self._http.build_request("POST", path, params={"message": message})
         except httpx.InvalidURL:
             # Longer than a URL can carry: `baton serve` also takes it as the JSON body.
-            self._json("POST", path, json={"message": message})
+            self._json("POST", path, key=key, json={"message": message})
             return
-        self._json("POST", path, params={"message": message})
+        self._json("POST", path, key=key, params={"message": message})
+
+    def _settle_input(self, terminal_id: str, message: str) -> bool:
+        """Whether a send whose answer was lost reached the CLI, once the server answers.
+
+        It did when the terminal is working on it (`processing`, or a dialog it raised) or
+        when its output shows the message's longest line; otherwise it did not. These
+        reads wait out the outage like any other.
+        """
+        status = self.get_status(terminal_id)
+        if status in (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER):
+            return True
+        data = self._json("GET", f"/terminals/{terminal_id}/output", params={"mode": "full"})
+        output = data.get("output")
+        fingerprint = _fingerprint(message)
+        return bool(fingerprint) and isinstance(output, str) and fingerprint in output
 
     def send_key(self, terminal_id: str, key: str) -> None:
         """`POST /terminals/{id}/key?key=KEY`: press one key (a dialog's menu choice, Enter)."""
@@ -251,8 +304,10 @@ class ApiClient:
             params["working_directory"] = str(directory)
         return params
 
-    def _terminal_json(self, method: str, path: str, params: dict[str, str]) -> dict[str, Any]:
-        data = self._json(method, path, params=params)
+    def _terminal_json(
+        self, method: str, path: str, params: dict[str, str], *, key: str | None = None
+    ) -> dict[str, Any]:
+        data = self._json(method, path, key=key, params=params)
         if not isinstance(data.get("id"), str) or not isinstance(data.get("session_name"), str):
             raise ApiError(f"{method} {self._url(path)}: answer lacks `id` or `session_name`")
         return data
@@ -260,8 +315,10 @@ class ApiClient:
     def _url(self, path: str) -> str:
         return f"{self.base_url}{path}"
 
-    def _json(self, method: str, path: str, *, retry: bool = True, **kwargs: Any) -> dict[str, Any]:
-        response = self._send(method, path, retry=retry, **kwargs)
+    def _json(
+        self, method: str, path: str, *, retry: bool = True, key: str | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        response = self._send(method, path, retry=retry, key=key, **kwargs)
         if response.status_code >= 400:
             raise ApiHttpError(method, self._url(path), response.status_code, _detail(response))
         try:
@@ -270,27 +327,92 @@ class ApiClient:
             raise ApiError(f"{method} {self._url(path)}: the answer is not JSON") from None
         return data if isinstance(data, dict) else {"value": data}
 
-    def _send(self, method: str, path: str, *, retry: bool, **kwargs: Any) -> httpx.Response:
-        delays = self._read_retry_delays if method == "GET" and retry else ()
-        attempt = 0
+    def _send(
+        self, method: str, path: str, *, retry: bool, key: str | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """One call, tried again while the server is away (see the module's docstring)."""
+        headers = {IDEMPOTENCY_HEADER: key} if key else None
+        attempt = resends = 0
         while True:
+            reached = True  # whether the server may have received the request
             try:
-                return self._http.request(method, path, **kwargs)
-            except (httpx.ConnectError, httpx.ConnectTimeout):
-                if attempt >= len(delays):
+                response = self._http.request(method, path, headers=headers, **kwargs)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                reached, failure = False, _describe(error)
+            except _TRANSIENT as error:
+                failure = _describe(error)
+                slow_write = method not in _REPEATABLE and isinstance(error, httpx.ReadTimeout)
+                if not retry or slow_write:  # a write that takes too long is not an outage
+                    raise ApiError(f"{method} {self._url(path)}: {failure}") from None
+            except httpx.HTTPError as error:
+                raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
+            else:
+                if not retry or not _server_away(response):
+                    self.outage.answered()
+                    if key and _interrupted(response):
+                        raise ApiOutcomeUnknown(f"{method} {self._url(path)}: {_detail(response)}")
+                    return response
+                failure = f"HTTP {response.status_code} {response.reason_phrase}"
+            if reached and method not in _REPEATABLE:
+                if not key or resends >= _MAX_RESENDS or not self._honours_keys():
+                    raise ApiOutcomeUnknown(
+                        f"{method} {self._url(path)}: {failure}; the server may have done it"
+                    )
+                resends += 1  # the server is back (it answered /health): the same key again
+                continue
+            if not retry or not self.outage.failed(f"{method} {path}: {failure}", attempt):
+                if not reached:
                     raise ApiUnreachableError(
                         f"cannot reach the API at {self.base_url} ({method} {path}): "
                         "is `baton serve` or `cao-server` running there?"
-                    ) from None
-            except _TRANSIENT as error:
-                if attempt >= len(delays):
-                    raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
-            except httpx.TimeoutException as error:
-                raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
-            except httpx.HTTPError as error:
-                raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
-            time.sleep(delays[attempt])
+                    )
+                raise ApiError(f"{method} {self._url(path)}: {failure}")
             attempt += 1
+
+    def _honours_keys(self) -> bool:
+        """Whether the server answers a repeated `Idempotency-Key` instead of acting again.
+
+        Asked afresh after each lost answer (waiting out the outage): only then does it
+        matter, and the server that answers may not be the one that was asked.
+        """
+        try:
+            data = self._json("GET", "/health")
+        except ApiHttpError:
+            return False  # no /health (or not this one): a server that does not say so
+        return data.get("idempotency") == IDEMPOTENCY_HEADER
+
+
+def _new_key() -> str:
+    """A fresh idempotency key: one per logical write, reused on each of its attempts."""
+    return secrets.token_hex(16)
+
+
+def _server_away(response: httpx.Response) -> bool:
+    """A proxy's 502/503/504 for a server behind it that is not there.
+
+    The server's own 5xx (baton serve's 502 "the CLI did not take the input", 504 for a
+    run-step) comes as JSON with a `detail`: an answer, not an outage.
+    """
+    if response.status_code not in _SERVER_AWAY:
+        return False
+    try:
+        data = response.json()
+    except ValueError:
+        return True
+    return not (isinstance(data, dict) and "detail" in data)
+
+
+def _interrupted(response: httpx.Response) -> bool:
+    """baton serve's answer to a key whose first request died with the server."""
+    return response.status_code == 409 and (
+        response.headers.get("Idempotency-Status", "") == "interrupted"
+    )
+
+
+def _fingerprint(message: str) -> str:
+    """The message's longest line, cut to what one terminal row surely shows whole."""
+    lines = [" ".join(line.split()) for line in message.splitlines()]
+    return max(lines, key=len, default="")[:40]
 
 
 def _describe(error: httpx.HTTPError) -> str:

@@ -10,7 +10,8 @@ place in the optional JSON file given as `baton run path/to/config.json`:
       "prompt": "...",                         PROMPT
       "prompt_file": "prompt.md",              PROMPT_FILE (wins over prompt)
       "project_test_cmd": "make test",         PROJECT_TEST_CMD
-      "limits":       {"max_rounds": 8, "max_review_cycles": 3, "agent_restarts": 2},
+      "limits":       {"max_rounds": 8, "max_review_cycles": 3, "agent_restarts": 2,
+                       "server_outage_seconds": 600},
       "review":       {"min_cycles_before_approval": 2, "require_evidence": true,
                        "evidence_min_match": 3},
       "condensation": {"explore_on_repeat": true, "review_feedback": true,
@@ -147,6 +148,10 @@ class Settings(BaseModel):
     """Reminders to an agent at rest without its response file."""
     agent_restarts: Annotated[AtLeast0, Setting("limits.agent_restarts")] = 2
     """Times one role's dead agent CLI may be brought back in a run."""
+    server_outage_seconds: Annotated[NonNegativeNumber, Setting("limits.server_outage_seconds")] = (
+        600.0
+    )
+    """Seconds the run waits for its server (baton serve, cao-server) to answer again."""
     state_file: Annotated[
         Path | None, Setting("state.file", shown=f"$WD/.tmp/{DEFAULT_STATE_FILE_NAME}")
     ] = None

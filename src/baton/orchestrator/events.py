@@ -46,6 +46,9 @@ class EventKind(StrEnum):
     ERROR = "error"
     GIT_START = "git_start"
     GIT_COMMIT = "git_commit"
+    SERVER_DOWN = "server_down"
+    SERVER_STILL_DOWN = "server_still_down"
+    SERVER_BACK = "server_back"
 
 
 # Called with each event's record after it is logged (the notifier subscribes this way).

@@ -31,11 +31,12 @@ from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.handoff_status import waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
+from baton.orchestrator.outage import OutagePhase, OutageReport
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
-from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.runlog import RunLog, format_duration
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import (
@@ -66,6 +67,7 @@ def run_orchestrator(settings: Settings, *, log: RunLog | None = None) -> int:
         provider=settings.provider,
         working_directory=settings.wd,
         token=settings.token,
+        outage_seconds=settings.server_outage_seconds,
     ) as api:
         return Orchestrator(settings, api, log).run()
 
@@ -84,6 +86,7 @@ class Orchestrator:
         # The run record, once the archive is known; the notifier listens from the start.
         self.events = RunEvents(None, listeners=[self.notifier])
         self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
+        api.outage.report = self._outage
         self.driver_lock = DriverLock(self.state_path)
 
     # --- the whole run ---
@@ -266,6 +269,28 @@ class Orchestrator:
             return None
         self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
         return self.watcher
+
+    def _outage(self, report: OutageReport) -> None:
+        """The server stopped or started answering again: one line, one event, each."""
+        window = format_duration(report.window_seconds)
+        fields = {
+            "api": report.base_url,
+            "cause": report.cause,
+            "window_seconds": report.window_seconds,
+        }
+        if report.phase is OutagePhase.BEGAN:
+            self.log.warning(
+                f"server {report.base_url} not answering; waiting up to {window} "
+                f"(SERVER_OUTAGE_SECONDS) for it to come back ({report.cause})"
+            )
+            self.events.emit(EventKind.SERVER_DOWN, **fields)
+        elif report.phase is OutagePhase.LONG:
+            self.events.emit(EventKind.SERVER_STILL_DOWN, **fields, seconds=report.seconds)
+        else:
+            self.log.info(
+                f"server {report.base_url} answering again after {format_duration(report.seconds)}"
+            )
+            self.events.emit(EventKind.SERVER_BACK, **fields, seconds=round(report.seconds, 3))
 
     def _reminded(self, role: Role, terminal_id: str, number: int) -> None:
         """Record a reminder sent to an agent that had not written its response file."""

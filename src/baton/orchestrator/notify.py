@@ -161,6 +161,22 @@ def notification_for(
         return Notification(
             "budget", "Baton: budget reached", message, "high", ("money_with_wings",), fields
         )
+    if event == "server_still_down":
+        seconds = int(float(record.get("seconds") or 0))
+        window = int(float(record.get("window_seconds") or 0))
+        fields.update(api=record.get("api"), seconds=seconds, window_seconds=window)
+        message = (
+            f"The server {record.get('api')} has not answered for {seconds} s; the run waits "
+            f"up to {window} s for it (SERVER_OUTAGE_SECONDS), then stops, resumable."
+        )
+        return Notification(
+            "server_down",
+            "Baton: the server is not answering",
+            message,
+            "high",
+            ("warning",),
+            fields,
+        )
     if event == "error" and record.get("error") != "RunInterrupted":  # the person did it
         fields["error"] = record.get("error")
         message = f"The run stopped: {record.get('message')}"

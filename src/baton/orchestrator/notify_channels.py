@@ -35,7 +35,7 @@ HTTP_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 class Notification:
     """One thing a person should know about the run, in every channel's terms."""
 
-    event: str  # waiting, pass, fail, agent_restart, stall, budget, error
+    event: str  # waiting, pass, fail, agent_restart, stall, budget, error, server_down
     title: str
     message: str
     priority: str = "default"  # ntfy's words: min, low, default, high, urgent

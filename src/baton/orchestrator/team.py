@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 
-from baton.errors import ApiError, ApiHttpError
+from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.config import Settings
 from baton.orchestrator.crashpoints import crash_point
@@ -23,6 +23,8 @@ from baton.status import TerminalStatus
 __all__ = ["cleanup_terminals", "init_new_run", "new_session_name", "repair_team"]
 
 SESSION_PREFIX = "baton-"
+# Creates of one terminal whose answers were lost, before the run gives up on it.
+_CREATE_ATTEMPTS = 3
 
 
 def new_session_name() -> str:
@@ -53,6 +55,27 @@ def init_new_run(
 
 
 def _create_member(
+    api: ApiClient, settings: Settings, state: RunState, terminal_key: str, log: RunLog
+) -> str:
+    """Create the role's terminal, adopting it when the server's answer was lost.
+
+    A create whose answer was lost (`ApiOutcomeUnknown`: the server went away meanwhile and
+    does not honour idempotency keys) may have made the terminal: the session's terminals
+    are listed and the one made is adopted, as on resume; only if none is there is it
+    asked for again.
+    """
+    for _ in range(_CREATE_ATTEMPTS - 1):
+        try:
+            return _create_once(api, settings, state, terminal_key, log)
+        except ApiOutcomeUnknown as error:
+            log.warning(f"{error}; looking for the terminal in session {state.session_name}")
+        _adopt_or_remove_strays(api, settings, state, log)
+        if state.terminals.get(terminal_key):
+            return state.terminals[terminal_key]
+    return _create_once(api, settings, state, terminal_key, log)
+
+
+def _create_once(
     api: ApiClient, settings: Settings, state: RunState, terminal_key: str, log: RunLog
 ) -> str:
     """Create the role's terminal: the session itself while it has no terminal yet."""

@@ -323,7 +323,10 @@ class TurnRunner:
             self.transition(sending, clear_awaiting=False)
             crash_point("before_send")
             try:
-                self.api.send_input(terminal_id, message)
+                # A lost answer from a server without idempotency keys: the answer file
+                # tells that the prompt arrived (the stale one was moved away before).
+                arrived = self.handoff.response_path_for(role).exists
+                self.api.send_input(terminal_id, message, arrived=arrived)
             except ApiHttpError as error:
                 # Refused: nothing was typed, so nothing is awaited.
                 self.explore.forget(terminal_id)

@@ -35,6 +35,7 @@ from baton.server.delivery import (
     message_limit_from,
 )
 from baton.server.events_routes import events_router
+from baton.server.idempotency import IdempotencyMiddleware
 from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
 from baton.server.profiles import ProfileStore
 from baton.server.registry import Registry
@@ -207,6 +208,8 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
     services = Services.over(service)
     app.state.services = services
+    # Innermost of the middleware: only requests the safety checks let through are kept.
+    app.add_middleware(IdempotencyMiddleware, registry=service.registry)
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(
         LocalOnlyMiddleware,
@@ -222,7 +225,13 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
 
     @app.get("/health")
     def health() -> dict[str, str]:
-        return {"status": "ok", "service": "baton", "version": __version__}
+        # `idempotency`: the header whose repeats are answered, not done again.
+        return {
+            "status": "ok",
+            "service": "baton",
+            "version": __version__,
+            "idempotency": "Idempotency-Key",
+        }
 
     for router in ROUTERS:
         app.include_router(router)

@@ -63,9 +63,21 @@ CREATE TABLE IF NOT EXISTS handoff_results (
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS idempotency (
+    key TEXT PRIMARY KEY,
+    boot TEXT NOT NULL,
+    status_code INTEGER,
+    content_type TEXT,
+    body BLOB,
+    created_at REAL NOT NULL
+);
 """
 # A handoff result is kept this long (seconds) for a client whose request timed out.
 HANDOFF_RESULT_SECONDS = 24 * 3600
+
+# An idempotency key's outcome is kept this long (seconds), and at most this many keys.
+IDEMPOTENCY_SECONDS = 24 * 3600
+IDEMPOTENCY_MAX_KEYS = 10_000
 
 # (table, column, declaration) added since the first schema; applied when missing.
 _MIGRATIONS: tuple[tuple[str, str, str], ...] = (
@@ -326,6 +338,50 @@ class Registry:
         found["created_at"] = iso_utc(found["created_at"])
         found["updated_at"] = iso_utc(found["updated_at"])
         return found
+
+    # -- idempotency keys ---------------------------------------------------------------
+
+    def claim_key(self, key: str, boot: str) -> dict[str, Any] | None:
+        """Record `key` as under way in server process `boot`; None when it was new.
+
+        Otherwise the earlier record: `boot` (the process that took it), `status_code`,
+        `content_type` and `body` (None while that request has no outcome). Old keys are
+        forgotten here: after IDEMPOTENCY_SECONDS, and the oldest past IDEMPOTENCY_MAX_KEYS.
+        """
+        now = time.time()
+        with self._transaction() as db:
+            db.execute("DELETE FROM idempotency WHERE created_at < ?", (now - IDEMPOTENCY_SECONDS,))
+            row = db.execute("SELECT * FROM idempotency WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                return dict(row)
+            db.execute(
+                "INSERT INTO idempotency (key, boot, created_at) VALUES (?, ?, ?)",
+                (key, boot, now),
+            )
+            db.execute(
+                "DELETE FROM idempotency WHERE key NOT IN "
+                "(SELECT key FROM idempotency ORDER BY created_at DESC LIMIT ?)",
+                (IDEMPOTENCY_MAX_KEYS,),
+            )
+        return None
+
+    def key_outcome(self, key: str) -> dict[str, Any] | None:
+        """The record of `key` (see `claim_key`), None when unknown."""
+        rows = self._fetch("SELECT * FROM idempotency WHERE key = ?", (key,))
+        return dict(rows[0]) if rows else None
+
+    def finish_key(self, key: str, status_code: int, content_type: str, body: bytes) -> None:
+        """Keep the first outcome of `key`'s request, answered again to every repeat."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE idempotency SET status_code = ?, content_type = ?, body = ? WHERE key = ?",
+                (status_code, content_type, body, key),
+            )
+
+    def release_key(self, key: str) -> None:
+        """Forget `key` (its request failed in a way a repeat may try again)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM idempotency WHERE key = ?", (key,))
 
 
 def _dump(value: object) -> str | None:

@@ -26,6 +26,7 @@ from baton.errors import (
 from baton.providers.base import TurnRecord
 from baton.server.creation import ServiceTimings
 from baton.server.delivery import MessageDelivery, PreparedMessage
+from baton.server.idempotency import outcome_if_cut_off
 from baton.server.input_queue import InputQueue
 from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
@@ -134,6 +135,7 @@ class InputSender:
             # first). The CLI was at rest or asking, so no spinner can change that screen.
             pasted = self._settled_screen(record)
         self.delivery.submit(record.pane, provider)
+        outcome_if_cut_off(200, {"success": True})  # typed: a repeated key must not retype
         watcher = self.reader.watcher
         seen = watcher.generation
         deadline = time.monotonic() + self.timings.accept_timeout

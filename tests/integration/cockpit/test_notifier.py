@@ -95,6 +95,26 @@ def test_each_kind_of_event_and_the_quiet_ones(tmp_path: Path, receiver: Receive
     assert payloads[3]["final_status"] == "FAIL"
 
 
+def test_a_long_server_outage_is_notified_once_and_a_short_one_not(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    notifier = _notifier(tmp_path, io.StringIO(), webhook_url=f"{receiver.url}/hook")
+    events = RunEvents(None, listeners=[notifier])
+    api = "http://127.0.0.1:9889"
+    outage = {"api": api, "cause": "GET /terminals/0a1b2c3d: ConnectError", "window_seconds": 600}
+    events.emit(EventKind.SERVER_DOWN, **outage)
+    events.emit(EventKind.SERVER_BACK, **outage, seconds=8.2)
+    events.emit(EventKind.SERVER_DOWN, **outage)
+    events.emit(EventKind.SERVER_STILL_DOWN, **outage, seconds=60.4)
+    events.emit(EventKind.SERVER_BACK, **outage, seconds=75.0)
+    notifier.close()
+
+    payloads = [json.loads(r.body) for r in receiver.received("/hook")]
+    assert [p["event"] for p in payloads] == ["server_down"]
+    assert payloads[0]["api"] == api and payloads[0]["seconds"] == 60
+    assert "SERVER_OUTAGE_SECONDS" in payloads[0]["message"]
+
+
 def test_a_failing_channel_warns_once_and_the_others_still_get_it(
     tmp_path: Path, receiver: Receiver
 ) -> None:

@@ -168,6 +168,9 @@ class FakeCao:
         self.token = token
         self.behaviour: dict[str, Behaviour] = {}
         self.refuse_profiles: set[str] = set()  # creating these answers 500
+        # POST paths ending so: done, then the connection closed with no answer (first match
+        # taken off the list), as when a server dies right after acting.
+        self.lose_answers: list[str] = []
         self.can_restart = False  # True: POST /terminals/{id}/restart, as `baton serve` has
         self.restarted: list[str] = []  # terminal ids restarted in place
         self.deleted: list[str] = []  # terminal ids deleted
@@ -228,6 +231,14 @@ class FakeCao:
     def live_terminals(self) -> list[FakeTerminal]:
         """Terminals neither deleted, exited nor dead (what a run may have left behind)."""
         return [t for t in self.terminals.values() if not t.exited and not t.dead]
+
+    def _lose_answer(self, path: str) -> bool:
+        with self._lock:
+            for suffix in self.lose_answers:
+                if path.endswith(suffix):
+                    self.lose_answers.remove(suffix)
+                    return True
+        return False
 
     def posts(self, suffix: str = "") -> list[Recorded]:
         return [r for r in self.requests if r.method == "POST" and r.path.endswith(suffix)]
@@ -341,6 +352,9 @@ class FakeCao:
                     code, data = cao._route(method, parts.path, query, body)
                 except KeyError as missing:
                     code, data = 404, {"detail": f"terminal {missing.args[0]} not found"}
+                if method == "POST" and cao._lose_answer(parts.path):
+                    self.close_connection = True
+                    return
                 self._answer(code, data)
 
             def do_GET(self) -> None:
