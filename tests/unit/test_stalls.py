@@ -104,7 +104,7 @@ class ProgressApi:
         self.reads = 0
         self.output_reads = 0
 
-    def send_input(self, terminal_id: str, message: str) -> None:
+    def send_input(self, terminal_id: str, message: str, **_: object) -> None:
         pass
 
     def get_status(self, terminal_id: str) -> str:
@@ -235,7 +235,7 @@ class StallingTeam:
         self.restarts: list[str] = []
         self.calls: list[str] = []
 
-    def send_input(self, terminal_id: str, message: str) -> None:
+    def send_input(self, terminal_id: str, message: str, **_: object) -> None:
         self.calls.append(f"send {terminal_id}")
         self.prompts[terminal_id].append(message)
         if terminal_id == "tester" and self.hangs > 0:
