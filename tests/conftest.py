@@ -1,4 +1,14 @@
-"""Shared fixtures. `baton_server` is a real `baton serve` on a free port (see tests/support)."""
+"""Shared fixtures and the suite's two tiers.
+
+`baton_server` is a real `baton serve` on a free port (see tests/support).
+
+Every test under tests/integration is marked `integration` and every test under tests/e2e
+`e2e`, by folder, so a new file cannot forget its mark. A plain `pytest` (no paths, no
+`-m`) runs the fast tier alone: the unit tests. Naming paths, choosing with `-m`, or
+`--all-tiers` (what `bash scripts/test.sh` passes) runs the rest. Under pytest-xdist with
+`--dist loadgroup`, an integration file stays on one worker (its module fixtures start
+once) and the end-to-end tests share one worker (one real agent CLI at a time).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +24,69 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 from tests.support.server import ServerProcess, running_baton_server  # noqa: E402
+
+_TESTS = Path(__file__).resolve().parent
+# The slow tiers, by the folder under tests/ their files live in.
+SLOW_TIERS = ("integration", "e2e")
+_DESELECTED_KEY = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all-tiers",
+        action="store_true",
+        default=False,
+        help="Baton: run the integration and end-to-end tiers too (a plain `pytest` runs "
+        "the unit tests only)",
+    )
+
+
+def tier_of(path: Path) -> str | None:
+    """`integration` or `e2e` for a test file in that folder under tests/, else None."""
+    try:
+        top = path.resolve().relative_to(_TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return top if top in SLOW_TIERS else None
+
+
+def _fast_tier_only(config: pytest.Config) -> bool:
+    """A plain `pytest`: no paths, no -m/-k, no --all-tiers."""
+    return (
+        config.args_source == pytest.Config.ArgsSource.TESTPATHS
+        and not config.option.markexpr
+        and not config.option.keyword
+        and not config.getoption("--all-tiers")
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow: list[pytest.Item] = []
+    for item in items:
+        tier = tier_of(item.path)
+        if tier is None:
+            continue
+        item.add_marker(tier)
+        slow.append(item)
+        if item.get_closest_marker("xdist_group") is None:
+            group = "e2e" if tier == "e2e" else item.path.resolve().relative_to(_TESTS).as_posix()
+            item.add_marker(pytest.mark.xdist_group(group))
+    if slow and _fast_tier_only(config):
+        chosen = set(map(id, slow))
+        items[:] = [item for item in items if id(item) not in chosen]
+        config.hook.pytest_deselected(items=slow)
+        config.stash[_DESELECTED_KEY] = len(slow)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    left_out = terminalreporter.config.stash.get(_DESELECTED_KEY, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"fast tier only: {left_out} integration and end-to-end tests not run "
+            "(`bash scripts/test.sh` runs everything; `pytest -m integration`, "
+            "`pytest -m e2e` or `pytest --all-tiers` runs them here)"
+        )
 
 
 @pytest.fixture
