@@ -6,8 +6,9 @@ Every test under tests/integration is marked `integration` and every test under 
 `e2e`, by folder, so a new file cannot forget its mark. A plain `pytest` (no paths, no
 `-m`) runs the fast tier alone: the unit tests. Naming paths, choosing with `-m`, or
 `--all-tiers` (what `bash scripts/test.sh` passes) runs the rest. Under pytest-xdist with
-`--dist loadgroup`, an integration file stays on one worker (its module fixtures start
-once) and the end-to-end tests share one worker (one real agent CLI at a time).
+`--dist loadgroup` each test goes to the next free worker, except that the tests sharing
+one of this suite's module-, package- or session-scoped fixtures stay on one worker, so the
+fixture starts once (`_shared_fixture_group`).
 """
 
 from __future__ import annotations
@@ -69,14 +70,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         item.add_marker(tier)
         slow.append(item)
-        if item.get_closest_marker("xdist_group") is None:
-            group = "e2e" if tier == "e2e" else item.path.resolve().relative_to(_TESTS).as_posix()
+        group = _shared_fixture_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
     if slow and _fast_tier_only(config):
         chosen = set(map(id, slow))
         items[:] = [item for item in items if id(item) not in chosen]
         config.hook.pytest_deselected(items=slow)
         config.stash[_DESELECTED_KEY] = len(slow)
+
+
+def _shared_fixture_group(item: pytest.Item) -> str | None:
+    """The xdist group that keeps the users of one shared fixture on one worker.
+
+    A test using a session- or package-scoped fixture of this suite joins that fixture's
+    group (the fixture then starts once, wherever its users live); one using a
+    module-scoped fixture joins its file's group. Every other test goes to whichever
+    worker is free.
+    """
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    module_scoped = False
+    for name in sorted(info.name2fixturedefs):
+        definition = info.name2fixturedefs[name][-1]
+        if not _is_ours(definition.func):
+            continue
+        if definition.scope in ("session", "package"):
+            return f"fixture:{name}"
+        module_scoped = module_scoped or definition.scope == "module"
+    return item.path.resolve().relative_to(_TESTS).as_posix() if module_scoped else None
+
+
+def _is_ours(function: object) -> bool:
+    """A fixture defined in this suite (not one of pytest's or a plugin's)."""
+    code = getattr(function, "__code__", None)
+    return code is not None and Path(code.co_filename).resolve().is_relative_to(_TESTS)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
