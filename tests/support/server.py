@@ -48,15 +48,17 @@ def free_port() -> int:
 
 def listens_on(pid: int, port: int) -> bool:
     """True when process `pid` itself holds the socket listening on 127.0.0.1:`port`."""
+    owned = set()
     try:
-        owned = {
-            os.readlink(fd)[len("socket:[") : -1]
-            for fd in Path(f"/proc/{pid}/fd").iterdir()
-            if os.readlink(fd).startswith("socket:[")
-        }
+        descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
         table = Path("/proc/net/tcp").read_text().splitlines()[1:]
     except OSError:
         return False
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):  # closed meanwhile
+            target = os.readlink(descriptor)
+            if target.startswith("socket:["):
+                owned.add(target[len("socket:[") : -1])
     for line in table:
         fields = line.split()
         local_port = int(fields[1].rsplit(":", 1)[1], 16)
