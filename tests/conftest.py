@@ -1,6 +1,7 @@
 """Shared fixtures and the suite's two tiers.
 
-`baton_server` is a real `baton serve` on a free port (see tests/support).
+`baton_server` is a real `baton serve` on a free port (see tests/support), one per test;
+`shared_baton_server` is one for the whole run, for tests that only read from it.
 
 Every test under tests/integration is marked `integration` and every test under tests/e2e
 `e2e`, by folder, so a new file cannot forget its mark. A plain `pytest` (no paths, no
@@ -122,4 +123,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def baton_server(tmp_path: Path) -> Iterator[ServerProcess]:
     """`baton serve` with its own state dir and private tmux server, gone afterwards."""
     with running_baton_server(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def shared_baton_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """One `baton serve` for the tests that only read from it (health, refusals, 404s).
+
+    A test using it creates, changes and deletes nothing on it: its users run one after
+    another on one worker and see each other's server. A test that changes anything takes
+    `baton_server`, its own.
+    """
+    with running_baton_server(tmp_path_factory.mktemp("shared-server")) as server:
         yield server
