@@ -14,9 +14,11 @@ fixture starts once (`_shared_fixture_group`).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +43,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Baton: run the integration and end-to-end tiers too (a plain `pytest` runs "
         "the unit tests only)",
     )
+
+
+# The terminal size variables as the run was started with: an xdist worker finds them set
+# to 80x24, and every view, server and agent CLI a test starts would inherit that size.
+_TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(pytest-xdist, on the controller) Hand the run's terminal size to each worker."""
+    node.workerinput["baton_terminal_size"] = {n: os.environ.get(n) for n in _TERMINAL_SIZE}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    sizes = getattr(config, "workerinput", {}).get("baton_terminal_size")
+    for name, value in (sizes or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def tier_of(path: Path) -> str | None:
