@@ -12,7 +12,8 @@ usage() {
 usage: bash scripts/test.sh [pytest arguments]
 
 Installs what the tests need, runs ruff and mypy, then the whole suite (every tier) on
-one worker per CPU (pytest-xdist, --dist loadgroup). Arguments are passed to pytest:
+one worker per CPU (pytest-xdist, --dist loadgroup: tests/support/scheduling.py decides
+which tests share a worker). Arguments are passed to pytest:
   bash scripts/test.sh -q                      everything, quietly (what CI runs)
   bash scripts/test.sh -n 0                    everything, in this one process
   bash scripts/test.sh tests/integration/server   one folder, one file or one test

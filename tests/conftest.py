@@ -6,10 +6,10 @@
 Every test under tests/integration is marked `integration` and every test under tests/e2e
 `e2e`, by folder, so a new file cannot forget its mark. A plain `pytest` (no paths, no
 `-m`) runs the fast tier alone: the unit tests. Naming paths, choosing with `-m`, or
-`--all-tiers` (what `bash scripts/test.sh` passes) runs the rest. Under pytest-xdist with
-`--dist loadgroup` each test goes to the next free worker, except that the tests sharing
-one of this suite's module-, package- or session-scoped fixtures stay on one worker, so the
-fixture starts once (`_shared_fixture_group`).
+`--all-tiers` (what `bash scripts/test.sh` passes) runs the rest. Under pytest-xdist,
+`--dist loadgroup` uses the suite's scheduler (tests/support/scheduling.py): a unit test
+goes to any free worker, an integration or end-to-end file stays on one worker, and the
+files sharing a session-scoped fixture stay together, so each fixture starts once.
 """
 
 from __future__ import annotations
@@ -56,6 +56,16 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["baton_terminal_size"] = {n: os.environ.get(n) for n in _TERMINAL_SIZE}
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup`: the suite's own grouping (tests/support/scheduling.py)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.support.scheduling import SuiteScheduling
+
+    return SuiteScheduling(config, log)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     sizes = getattr(config, "workerinput", {}).get("baton_terminal_size")
     for name, value in (sizes or {}).items():
@@ -84,51 +94,22 @@ def _fast_tier_only(config: pytest.Config) -> bool:
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    slow: list[pytest.Item] = []
-    for item in items:
-        tier = tier_of(item.path)
-        if tier is None:
-            continue
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark a test with its tier as it is collected (before `-m` selects)."""
+    tier = tier_of(item.path)
+    if tier is not None:
         item.add_marker(tier)
-        slow.append(item)
-        group = _shared_fixture_group(item)
-        if group is not None and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A plain `pytest` leaves the slow tiers out (and says so at the end)."""
+    slow = [item for item in items if tier_of(item.path) is not None]
     if slow and _fast_tier_only(config):
         chosen = set(map(id, slow))
         items[:] = [item for item in items if id(item) not in chosen]
         config.hook.pytest_deselected(items=slow)
         config.stash[_DESELECTED_KEY] = len(slow)
-
-
-def _shared_fixture_group(item: pytest.Item) -> str | None:
-    """The xdist group that keeps the users of one shared fixture on one worker.
-
-    A test using a session- or package-scoped fixture of this suite joins that fixture's
-    group (the fixture then starts once, wherever its users live); one using a
-    module-scoped fixture joins its file's group. Every other test goes to whichever
-    worker is free.
-    """
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return None
-    module_scoped = False
-    for name in sorted(info.name2fixturedefs):
-        definition = info.name2fixturedefs[name][-1]
-        if not _is_ours(definition.func):
-            continue
-        if definition.scope in ("session", "package"):
-            return f"fixture:{name}"
-        module_scoped = module_scoped or definition.scope == "module"
-    return item.path.resolve().relative_to(_TESTS).as_posix() if module_scoped else None
-
-
-def _is_ours(function: object) -> bool:
-    """A fixture defined in this suite (not one of pytest's or a plugin's)."""
-    code = getattr(function, "__code__", None)
-    return code is not None and Path(code.co_filename).resolve().is_relative_to(_TESTS)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
