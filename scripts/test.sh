@@ -2,9 +2,38 @@
 # Install everything the tests need (tmux, the virtualenv, the pinned agent CLIs, CAO's
 # own clients, headless Chromium), then run the linters, the type checker and the whole
 # test suite: unit, integration (real tmux and HTTP) and end to end (real Codex and Claude
-# Code against scripted model servers on loopback, driven by Baton and by CAO's clients).
+# Code against scripted model servers on loopback, driven by Baton and by CAO's clients),
+# on one pytest-xdist worker per CPU. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() {
+    cat <<'TEXT'
+usage: bash scripts/test.sh [pytest arguments]
+
+Installs what the tests need, runs ruff and mypy, then the whole suite (every tier) on
+one worker per CPU (pytest-xdist, --dist loadgroup: tests/support/scheduling.py decides
+which tests share a worker). Arguments are passed to pytest:
+  bash scripts/test.sh -q                      everything, quietly (what CI runs)
+  bash scripts/test.sh -n 0                    everything, in this one process
+  bash scripts/test.sh tests/integration/server   one folder, one file or one test
+
+The tiers, once installed (.venv/bin/pytest, from the repository's root):
+  pytest                    the fast tier: the unit tests, no tmux, no server (seconds)
+  pytest -m integration     real tmux and HTTP on 127.0.0.1 (tests/integration)
+  pytest -m e2e             the real Codex and Claude Code against scripted models (tests/e2e)
+  pytest --all-tiers        all three, as this script runs them (add -n auto for workers)
+A test's tier is its folder; naming paths runs exactly those tests, whatever their tier.
+TEXT
+}
+
+case "${1:-}" in
+    -h | --help)
+        usage
+        exit 0
+        ;;
+esac
+
 bash scripts/bootstrap.sh
 bash scripts/install-agent-clis.sh
 bash scripts/install-cao.sh
@@ -12,4 +41,4 @@ bash scripts/install-test-tools.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy src
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest --all-tiers -n auto --dist loadgroup --durations=15 "$@"

@@ -198,7 +198,7 @@ def demo(directory: Path | None, keep: bool) -> None:
 @click.argument("state_file", required=False, type=click.Path(path_type=Path, dir_okay=False))
 def status(state_file: Path | None) -> None:
     """Show where a run stands, from its state file (default: STATE_FILE or WD/.tmp/…)."""
-    from baton.orchestrator.state_view import show_status
+    from baton.cockpit.state_view import show_status
 
     sys.exit(_exit_code_for(lambda: show_status(state_file, os.environ)))
 
@@ -226,8 +226,8 @@ def watch(state_file: Path | None, once: bool, interval: float, lines: int) -> N
     Works from any terminal while `baton run` runs elsewhere, and on a finished run
     (then from the state file and events.jsonl alone).
     """
+    from baton.cockpit.state_view import default_state_file
     from baton.cockpit.watch import run_watch
-    from baton.orchestrator.state_view import default_state_file
 
     path = state_file or default_state_file(os.environ)
     sys.exit(
@@ -247,7 +247,7 @@ def report(state_file: Path | None) -> None:
     cost, and the change (git diff --stat) since the run's starting commit.
     """
     from baton.cockpit.report import write_report
-    from baton.orchestrator.state_view import default_state_file
+    from baton.cockpit.state_view import default_state_file
 
     def action() -> int:
         written = write_report(state_file or default_state_file(os.environ))
@@ -286,7 +286,7 @@ def answer(
     dialog usually wants a key (`--key 1`, `--key Enter`), a free question wants TEXT.
     """
     from baton.cockpit.control import answer_agent, find_agent
-    from baton.orchestrator.state_view import default_state_file
+    from baton.cockpit.state_view import default_state_file
 
     def action() -> int:
         agent = find_agent(state_file or default_state_file(os.environ), role)
@@ -308,7 +308,7 @@ def attach(role: str, print_only: bool, state_file: Path | None) -> None:
     import shlex
 
     from baton.cockpit.control import attach_command, exec_attach, find_agent
-    from baton.orchestrator.state_view import default_state_file
+    from baton.cockpit.state_view import default_state_file
 
     def action() -> int:
         agent = find_agent(state_file or default_state_file(os.environ), role)

@@ -10,13 +10,16 @@ it, and the files they write in the user's project must keep the user's usual mo
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "PRIVATE_DIR_MODE",
     "PRIVATE_FILE_MODE",
+    "append_json_line",
     "hide_process_from_same_user",
     "new_private_dirs",
     "private_dir",
@@ -88,3 +91,19 @@ def hide_process_from_same_user() -> bool:
         return int(ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+def append_json_line(path: Path, record: Any) -> None:
+    """Append `record` to `path` as one JSON line, in one write (the file is 0600).
+
+    The one way a CLI's hook or notify program (and the scripted agent) records an event:
+    several may fire at once, and one `write` on an `O_APPEND` descriptor keeps lines from
+    interleaving, so a reader only ever sees whole records (at worst a last line still
+    without its newline).
+    """
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        os.write(descriptor, line)
+    finally:
+        os.close(descriptor)

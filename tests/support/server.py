@@ -30,6 +30,7 @@ __all__ = [
     "ServerProcess",
     "free_port",
     "kill_marked_processes",
+    "listens_on",
     "running_baton_server",
     "wait_for_status",
 ]
@@ -43,6 +44,27 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def listens_on(pid: int, port: int) -> bool:
+    """True when process `pid` itself holds the socket listening on 127.0.0.1:`port`."""
+    owned = set()
+    try:
+        descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+        table = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):  # closed meanwhile
+            target = os.readlink(descriptor)
+            if target.startswith("socket:["):
+                owned.add(target[len("socket:[") : -1])
+    for line in table:
+        fields = line.split()
+        local_port = int(fields[1].rsplit(":", 1)[1], 16)
+        if fields[3] == "0A" and local_port == port and fields[9] in owned:  # 0A: LISTEN
+            return True
+    return False
 
 
 @dataclass
@@ -147,11 +169,13 @@ class ServerProcess:
             if self.process.poll() is not None:
                 return False
             try:
-                if httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200:
-                    return True
+                healthy = httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200
             except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
+                healthy = False
+            # Another test's server may have taken the same free port first: only ours counts.
+            if healthy and listens_on(self.process.pid, self.port):
+                return True
+            time.sleep(0.05)
         return False
 
     def stop(self) -> None:

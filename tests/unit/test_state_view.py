@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from baton.cockpit.state_view import default_state_file, show_status
 from baton.errors import StateFileError
 from baton.orchestrator.state import RunState, save_state
-from baton.orchestrator.state_view import default_state_file, show_status
 
 
 def test_running_state_summary(tmp_path: Path) -> None:

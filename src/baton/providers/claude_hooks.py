@@ -23,7 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from baton.providers.records import append_json_line
+from baton.private import append_json_line
 from baton.usage import Usage
 
 __all__ = [

@@ -16,9 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from baton.private import private_dir
+from baton.private import append_json_line, private_dir
 from baton.providers.codex_signals import NOTIFY_FILE
-from baton.providers.records import append_json_line
 
 __all__ = ["main"]
 

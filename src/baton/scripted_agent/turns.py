@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from baton.providers.records import append_json_line
+from baton.private import append_json_line
 
 __all__ = ["TURN_LOG", "read_turns", "record_turn"]
 

@@ -38,8 +38,9 @@ def baton_env(server: ServerProcess, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FinishedRun]:
+    """One finished run for every test that only looks at it (the views, the report)."""
     base = tmp_path_factory.mktemp("cockpit-run")
     with running_baton_server(base) as server:
         project = write_sample_project(base / "project")

@@ -8,14 +8,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.integration.orchestrator.fake_cao import FakeCao
+from tests.support.waiting import wait_until
 
 PROMPT = (
     "Add a total to the invoice report.\n"
@@ -24,6 +24,9 @@ PROMPT = (
     "*** SCENARIO TEST ***\n"
     "Run `make e2e` and check the total line.\n"
 )
+
+
+__all__ = ["PROMPT", "BatonRun", "Project", "wait_until"]
 
 
 @dataclass
@@ -126,15 +129,6 @@ def project(tmp_path: Path, cao: FakeCao) -> Iterator[Project]:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(run.process.pid, signal.SIGKILL)
                 run.process.wait(timeout=10)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
-    """Poll `condition` until it holds (a test step, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition never held")
-        time.sleep(0.02)
 
 
 _SPEC_VARS = {

@@ -11,13 +11,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from tests.support.run_env import scripted_run_env
 from tests.support.server import running_baton_server
+from tests.support.waiting import wait_until
 
 from baton.demo.sample import write_sample_project
 
@@ -37,14 +37,6 @@ def _pids_with_env(name: str, value: str) -> list[int]:
         if wanted in environ.split(b"\0"):
             found.append(int(entry.name))
     return found
-
-
-def _wait(condition, timeout: float = 120.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition never held")
-        time.sleep(0.05)
 
 
 def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
@@ -70,10 +62,13 @@ def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
                 state = json.loads(state_file.read_text())
                 return (state.get("awaiting") or {}).get("role") == "programmer"
 
-            _wait(awaiting_programmer)
+            wait_until(awaiting_programmer, 120)
             terminal = json.loads(state_file.read_text())["terminals"]["programmer"]
             with httpx.Client(base_url=server.base_url) as client:
-                _wait(lambda: client.get(f"/terminals/{terminal}").json()["status"] == "processing")
+                wait_until(
+                    lambda: client.get(f"/terminals/{terminal}").json()["status"] == "processing",
+                    120,
+                )
             pane_log = server.state_dir / "terminals" / terminal / "pane.log"
             victims = _pids_with_env("BATON_TERMINAL_ID", terminal)
             assert victims

@@ -22,8 +22,8 @@ def _create(client: httpx.Client, tmp_path: Path, **params: str) -> httpx.Respon
     return client.post("/sessions", params=query)
 
 
-def test_health(baton_server: ServerProcess) -> None:
-    with baton_server.client() as client:
+def test_health(shared_baton_server: ServerProcess) -> None:
+    with shared_baton_server.client() as client:
         response = client.get("/health")
     assert response.status_code == 200
     assert response.json()["status"] == "ok"
@@ -158,17 +158,17 @@ def test_delete_terminal_and_session(baton_server: ServerProcess, tmp_path: Path
     ],
 )
 def test_unknown_ids_and_sessions_are_404(
-    baton_server: ServerProcess, method: str, path: str
+    shared_baton_server: ServerProcess, method: str, path: str
 ) -> None:
-    with baton_server.client() as client:
+    with shared_baton_server.client() as client:
         response = client.request(method, path)
     assert response.status_code == 404
     assert isinstance(response.json()["detail"], str)
 
 
 @pytest.mark.parametrize("bad_id", ["0123ABCD", "0123abc", "0123abcde", "zzzzzzzz"])
-def test_malformed_terminal_ids_are_422(baton_server: ServerProcess, bad_id: str) -> None:
-    with baton_server.client() as client:
+def test_malformed_terminal_ids_are_422(shared_baton_server: ServerProcess, bad_id: str) -> None:
+    with shared_baton_server.client() as client:
         response = client.get(f"/terminals/{bad_id}")
     assert response.status_code == 422
     assert isinstance(response.json()["detail"], str)

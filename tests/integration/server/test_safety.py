@@ -20,16 +20,16 @@ def _create_params(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("host", ["evil.example", "127.0.0.1.evil.example", "10.0.0.7:9889"])
-def test_foreign_host_header_is_rejected(baton_server: ServerProcess, host: str) -> None:
-    with baton_server.client() as client:
+def test_foreign_host_header_is_rejected(shared_baton_server: ServerProcess, host: str) -> None:
+    with shared_baton_server.client() as client:
         response = client.get("/sessions", headers={"Host": host})
     assert response.status_code == 403
     assert "host" in response.json()["detail"]
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1:1234", "[::1]:9889", "LOCALHOST"])
-def test_loopback_host_headers_are_accepted(baton_server: ServerProcess, host: str) -> None:
-    with baton_server.client() as client:
+def test_loopback_host_headers_are_accepted(shared_baton_server: ServerProcess, host: str) -> None:
+    with shared_baton_server.client() as client:
         response = client.get("/sessions", headers={"Host": host})
     assert response.status_code == 200
 

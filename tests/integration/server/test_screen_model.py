@@ -12,12 +12,13 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.support.waiting import wait_until
 
 from baton.screen import normalize_screen
 from baton.server.app import ServerHandle, ServerOptions, run_server_in_thread
@@ -42,15 +43,6 @@ def _tmux(socket: Path, *args: str) -> str:
         ["tmux", "-S", str(socket), "-f", "/dev/null", *args], capture_output=True, text=True
     )
     return completed.stdout
-
-
-def _wait(condition: Callable[[], bool], timeout: float = 20) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 PROGRAMS = {
@@ -83,7 +75,7 @@ def test_emulator_renders_like_capture_pane(tmux_socket: Path, program: str) -> 
     _tmux(tmux_socket, "pipe-pane", "-o", "-t", "%0", f"cat >> {log}")
     gate.touch()
     expected = PROGRAMS[program][-6:]
-    assert _wait(lambda: log.exists() and log.read_bytes().endswith(expected))
+    wait_until(lambda: log.exists() and log.read_bytes().endswith(expected), 20)
     emulator = PaneEmulator(80, 24)
     emulator.feed(log.read_bytes())
     assert emulator.visible() == normalize_screen(_tmux(tmux_socket, "capture-pane", "-p"))
@@ -142,9 +134,9 @@ def test_scripted_terminal_status_from_memory_equals_capture_pane(
                 timeout=60,
             )
             assert sent.status_code == 200
-            assert _wait(lambda: str(live.status) == "processing")
-            assert _wait(lambda: _agrees_with_tmux(handle, live))
-            assert _wait(lambda: str(live.status) == "completed")
+            wait_until(lambda: str(live.status) == "processing", 20)
+            wait_until(lambda: _agrees_with_tmux(handle, live), 20)
+            wait_until(lambda: str(live.status) == "completed", 20)
             assert _agrees_with_tmux(handle, live)
         full = httpx.get(f"{handle.base_url}/terminals/{terminal_id}/output", timeout=30)
         history = handle.service.tmux.capture(live.pane, history=True)
@@ -158,7 +150,7 @@ def test_a_resized_window_is_reseeded_and_trusted_again(tmp_path: Path, tmux_soc
         assert live is not None
         window = handle.service.record(terminal_id).window_id
         handle.service.tmux.run("resize-window", "-t", window, "-x", "70", "-y", "20")
-        assert _wait(lambda: live.emulator.columns == 70 and live.verified)
+        wait_until(lambda: live.emulator.columns == 70 and live.verified, 20)
         assert live.emulator.lines == 20
         assert _agrees_with_tmux(handle, live)
         sent = httpx.post(
@@ -167,7 +159,7 @@ def test_a_resized_window_is_reseeded_and_trusted_again(tmp_path: Path, tmux_soc
             timeout=60,
         )
         assert sent.status_code == 200
-        assert _wait(lambda: str(live.status) == "completed")
+        wait_until(lambda: str(live.status) == "completed", 20)
         assert _agrees_with_tmux(handle, live)
 
 
@@ -180,7 +172,7 @@ def test_a_restarted_server_adopts_terminals_from_tmux(tmp_path: Path, tmux_sock
         # Until it is seeded from tmux, reads fall back to capture-pane; then it is trusted.
         got = httpx.get(f"{second.base_url}/terminals/{terminal_id}", timeout=30).json()
         assert got["status"] == "idle"
-        assert _wait(lambda: live.verified)
+        wait_until(lambda: live.verified, 20)
         assert not live.emulator.history_complete  # earlier scrollback is read from tmux
         assert _agrees_with_tmux(second, live)
         sent = httpx.post(
@@ -189,7 +181,7 @@ def test_a_restarted_server_adopts_terminals_from_tmux(tmp_path: Path, tmux_sock
             timeout=60,
         )
         assert sent.status_code == 200
-        assert _wait(lambda: str(live.status) == "completed")
+        wait_until(lambda: str(live.status) == "completed", 20)
         assert _agrees_with_tmux(second, live)
 
 
@@ -202,5 +194,5 @@ def test_a_model_that_drifts_from_tmux_is_caught_and_reseeded(
         assert live is not None
         with live.lock:
             live.emulator.feed(b"\x1b[2J\x1b[Hsomething tmux never showed")
-        assert _wait(lambda: _agrees_with_tmux(handle, live))
+        wait_until(lambda: _agrees_with_tmux(handle, live), 20)
         assert live.verified

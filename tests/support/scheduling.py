@@ -1,0 +1,86 @@
+"""How the suite spreads over pytest-xdist workers (`--dist loadgroup`, scripts/test.sh).
+
+pytest 9 builds a test's id from its own structured id, so pytest-xdist 3.8's `xdist_group`
+(a suffix it writes into the old id attribute) groups nothing. This scheduler decides the
+groups from the test ids alone, on the controller:
+
+- a unit test is its own unit of work (any free worker takes it);
+- an integration or end-to-end file is one unit: its module-scoped fixtures start once;
+- the files that use one of this suite's session-scoped fixtures (found by reading the
+  conftest files) are one unit: that fixture starts once in the run;
+- units are handed out in collection order (end to end first: the longest tests start
+  while the other worker has work left to balance the end).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+from xdist.scheduler.loadscope import LoadScopeScheduling
+
+__all__ = ["SuiteScheduling", "session_fixture_names"]
+
+_TESTS = Path(__file__).resolve().parents[1]
+_ROOT = _TESTS.parent
+
+
+def session_fixture_names() -> frozenset[str]:
+    """The session- and package-scoped fixtures defined in the suite's conftest files."""
+    names = set()
+    for conftest in _TESTS.rglob("conftest.py"):
+        tree = ast.parse(conftest.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                if not isinstance(decorator, ast.Call):
+                    continue
+                for keyword in decorator.keywords:
+                    value = keyword.value
+                    if (
+                        keyword.arg == "scope"
+                        and isinstance(value, ast.Constant)
+                        and value.value in ("session", "package")
+                    ):
+                        names.add(node.name)
+    return frozenset(names)
+
+
+@cache
+def _group_of_file(path: str) -> str:
+    """A test file's unit of work: its shared fixture's group, else the file itself."""
+    try:
+        text = (_ROOT / path).read_text(encoding="utf-8")
+    except OSError:
+        return path
+    for name in sorted(_session_fixtures()):
+        if re.search(rf"\b{re.escape(name)}\b", text):
+            return f"fixture:{name}"
+    return path
+
+
+@cache
+def _session_fixtures() -> frozenset[str]:
+    return session_fixture_names()
+
+
+def unit_of_work(nodeid: str) -> str:
+    """The scheduling unit a test id belongs to (see the module's docstring)."""
+    path = nodeid.split("::", 1)[0]
+    if not path.startswith(("tests/integration/", "tests/e2e/")):
+        return nodeid
+    return _group_of_file(path)
+
+
+class SuiteScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling with the suite's units of work, in collection order."""
+
+    def __init__(self, config: object, log: object = None) -> None:
+        super().__init__(config, log)  # type: ignore[arg-type]
+        self.config.option.loadscopereorder = False
+
+    def _split_scope(self, nodeid: str) -> str:
+        return unit_of_work(nodeid)
