@@ -169,8 +169,18 @@ def _port(raw: str) -> int:
     is_flag=True,
     help="Leave the agents' tmux session running at the end, to look around in it.",
 )
-def demo(directory: Path | None, keep: bool) -> None:
+@click.option(
+    "--batch",
+    "as_batch",
+    is_flag=True,
+    help="Run a sample backlog of three features in parallel (`baton batch`).",
+)
+def demo(directory: Path | None, keep: bool, as_batch: bool) -> None:
     """Run the whole loop on a sample project with the built-in scripted agent."""
+    if as_batch:
+        from baton.demo.batch_runner import run_batch_demo
+
+        sys.exit(_exit_code_for(lambda: run_batch_demo(directory)))
     from baton.demo import run_demo
 
     sys.exit(_exit_code_for(lambda: run_demo(directory, keep=keep)))
@@ -302,6 +312,15 @@ def attach(role: str, print_only: bool, state_file: Path | None) -> None:
         return 0
 
     sys.exit(_exit_code_for(action))
+
+
+def _add_batch_group() -> None:
+    from baton.batch.cli import batch
+
+    cli.add_command(batch)
+
+
+_add_batch_group()
 
 
 def main() -> None:
