@@ -101,7 +101,9 @@ class BatchRunner:
         *,
         backend: Backend | None = None,
         log: RunLog | None = None,
+        tick_seconds: float = _TICK_SECONDS,
     ) -> None:
+        self.tick_seconds = tick_seconds
         self.repo = repo
         self.batch = batch
         self.features: dict[str, Feature] = {f.name: f for f in backlog.features}
@@ -190,7 +192,7 @@ class BatchRunner:
             self.ledger.save(self.batch)
             if not self.handles and (stopping or self.batch.all_final):
                 break
-            time.sleep(_TICK_SECONDS)
+            time.sleep(self.tick_seconds)
         if self.batch.all_final:
             self.batch.status = "done"
             passed = sum(r.state == FeatureStatus.PASS for r in self.batch.features)
