@@ -42,8 +42,21 @@ def run_batch(
 ) -> int:
     """Start a batch, or go on with the one this id names (finished features not redone)."""
     ledger = Ledger(ledger_path(repo, batch_id))
-    log = RunLog(prefix="baton batch")
     repo.exclude_baton_dir()
+    with batch_lock(ledger.path):  # refused before anything is read or written
+        return _run_locked(repo, ledger, backlog, batch_id, base, options, environ)
+
+
+def _run_locked(
+    repo: Repository,
+    ledger: Ledger,
+    backlog: Backlog,
+    batch_id: str,
+    base: str,
+    options: BatchOptions,
+    environ: Mapping[str, str],
+) -> int:
+    log = RunLog(prefix="baton batch")
     if ledger.exists():
         batch = ledger.load()
         batch.options = asdict(options)
@@ -58,7 +71,7 @@ def run_batch(
             f"batch {batch_id}: {len(batch.features)} feature(s) from {batch.base_commit[:12]}, "
             f"{options.parallel} at a time; ledger: {ledger.path}"
         )
-    return BatchRunner(repo, batch, backlog, options, environ, log=log).run()
+    return BatchRunner(repo, batch, backlog, options, environ, log=log).run(take_lock=False)
 
 
 def resume_batch(repo: Repository, batch_id: str, environ: Mapping[str, str]) -> int:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from baton.batch.worktrees import ensure_worktree
 from baton.errors import BatonError, StateFileError
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
@@ -32,6 +34,7 @@ __all__ = [
     "FeatureJob",
     "FeatureOutcome",
     "Progress",
+    "close_session",
     "read_progress",
     "run_feature_job",
 ]
@@ -58,6 +61,7 @@ class FeatureJob:
     env: Mapping[str, str]  # the loop's environment: batch defaults and the feature's settings
     agents: Mapping[str, Any] = field(default_factory=dict)
     providers: tuple[str, ...] = ()  # every provider its terminals run (for per-provider caps)
+    keep_agents: bool = False
 
     @property
     def state_file(self) -> Path:
@@ -130,7 +134,10 @@ def run_feature_job(
         command, env = _command(job)
     except (BatonError, OSError) as error:
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file))
-    return _drive(job, command, env, on_progress, should_stop or (lambda: False))
+    outcome = _drive(job, command, env, on_progress, should_stop or (lambda: False))
+    if not job.keep_agents and outcome.status != "stopped":
+        close_session(job)
+    return outcome
 
 
 def _already_finished(job: FeatureJob) -> FeatureOutcome | None:
@@ -164,6 +171,24 @@ def _command(job: FeatureJob) -> tuple[list[str], dict[str, str]]:
         config.write_text(json.dumps({"agents": dict(job.agents)}), encoding="utf-8")
         command.append(str(config))
     return command, env
+
+
+def close_session(job: FeatureJob) -> None:
+    """The loop's agents have exited (CLEANUP_ON_EXIT); now close its session and panes.
+
+    A loop stopped to be resumed keeps its session; a cancelled one is closed by the batch.
+    """
+    try:
+        session = str(read_state_json(job.state_file).get("session_name") or "")
+    except (StateFileError, OSError):
+        return
+    api = job.env.get("API")
+    if not session or not api:
+        return
+    token = job.env.get("BATON_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.delete(f"{api.rstrip('/')}/sessions/{session}", headers=headers, timeout=30)
 
 
 def _die_with_parent() -> None:

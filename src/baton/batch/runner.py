@@ -22,7 +22,13 @@ from typing import Any
 from baton.batch.backends import Backend, LocalBackend
 from baton.batch.backends.base import JobHandle
 from baton.batch.backlog import Backlog, Feature
-from baton.batch.job import DEFAULT_STATE_FILE_NAME, FeatureJob, FeatureOutcome, Progress
+from baton.batch.job import (
+    DEFAULT_STATE_FILE_NAME,
+    FeatureJob,
+    FeatureOutcome,
+    Progress,
+    close_session,
+)
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
@@ -136,13 +142,23 @@ class BatchRunner:
             env=env,
             agents=dict(feature.agents),
             providers=_provider_set(env, feature.agents),
+            keep_agents=self.options.keep_agents,
         )
 
     # -- the loop ------------------------------------------------------------------------
 
-    def run(self) -> int:
-        """Run to the end; 0 when every feature passed, 1 otherwise, 128+N when signalled."""
-        with batch_lock(self.ledger.path), self._signals():
+    def run(self, *, take_lock: bool = True) -> int:
+        """Run to the end; 0 when every feature passed, 1 otherwise, 128+N when signalled.
+
+        `take_lock=False`: the caller already holds the batch's lock.
+        """
+        if take_lock:
+            with batch_lock(self.ledger.path):
+                return self._run_locked()
+        return self._run_locked()
+
+    def _run_locked(self) -> int:
+        with self._signals():
             server: BatchServer | None = None
             api = self.options.api
             if api is None:
@@ -224,12 +240,12 @@ class BatchRunner:
         for name, handle in list(self.handles.items()):
             if handle.done():
                 del self.handles[name]
-                self._finish(self.batch.feature(name), handle.outcome())
+                self._finish(self.batch.feature(name), handle.outcome(), handle.job)
             elif force:  # the backend was closed: a job that did not report stays resumable
                 del self.handles[name]
                 self.batch.feature(name).move(FeatureStatus.QUEUED)
 
-    def _finish(self, record: FeatureRecord, outcome: FeatureOutcome) -> None:
+    def _finish(self, record: FeatureRecord, outcome: FeatureOutcome, job: FeatureJob) -> None:
         _take_progress(record, outcome.progress)
         record.exit_code = outcome.exit_code
         if outcome.status == "stopped":
@@ -237,6 +253,8 @@ class BatchRunner:
                 self.cancelling.discard(record.name)
                 record.move(FeatureStatus.CANCELLED)
                 record.error = "cancelled"
+                if not self.options.keep_agents:
+                    close_session(job)
             else:
                 record.move(FeatureStatus.QUEUED)
             self.log.info(f"{record.name}: {record.status} ({outcome.detail})")
