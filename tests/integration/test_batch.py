@@ -145,6 +145,22 @@ def test_a_batch_passes_two_features_and_fails_one_each_on_its_own_branch(
     )
     assert status.returncode == 0 and "baton/median" in status.stdout and "FAIL" in status.stdout
 
+    # clean: only merged features' worktrees, or with --all every finished one; branches stay.
+    def clean(*flags: str) -> str:
+        done = subprocess.run(
+            _batch_command(sample, "clean", "b", *flags), capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "removed 0 worktree(s)" in clean()
+    subprocess.run(["git", "-C", str(sample.repo), "merge", "-q", "baton/clamp"], check=True)
+    assert "removed 1 worktree(s): clamp" in clean()
+    assert "removed 2 worktree(s): median, slugify" in clean("--all")
+    assert not (sample.repo / ".baton" / "worktrees" / "b" / "median").exists()
+    branches = subprocess.check_output(["git", "-C", str(sample.repo), "branch"], text=True)
+    assert "baton/median" in branches
+
 
 def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only(
     tmp_path: Path, baton_server: ServerProcess, marker: str

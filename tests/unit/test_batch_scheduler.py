@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from baton.batch.schedule import to_start
 from baton.batch.worktrees import Repository
 from baton.errors import RunLockedError
 
+QUIET = {"NOTIFY_DESKTOP": "0"}
 PROMPT = "p\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"
 
 
@@ -93,7 +95,7 @@ def _runner(
 ) -> BatchRunner:
     opts = BatchOptions(**{"parallel": 2, "api": "http://127.0.0.1:9", **options})  # type: ignore[arg-type]
     batch = new_batch(repo, "b", backlog, "HEAD", opts)
-    return BatchRunner(repo, batch, backlog, opts, {}, backend=backend, tick_seconds=0.001)
+    return BatchRunner(repo, batch, backlog, opts, QUIET, backend=backend, tick_seconds=0.001)
 
 
 def test_to_start_takes_queued_features_in_order_within_parallel_and_caps() -> None:
@@ -162,7 +164,7 @@ def test_a_rerun_does_not_redo_finished_features_and_resumes_running_ones(
     batch.feature("b").move(FeatureStatus.RUNNING)  # left running by a killed batch
     Ledger(ledger_path(repo, "b")).save(batch)
     backend = FakeBackend()
-    BatchRunner(repo, batch, backlog, opts, {}, backend=backend, tick_seconds=0.001).run()
+    BatchRunner(repo, batch, backlog, opts, QUIET, backend=backend, tick_seconds=0.001).run()
     assert backend.started == ["b", "c"]
 
 
@@ -194,3 +196,39 @@ def test_a_second_driver_of_one_batch_is_refused(repo: Repository) -> None:
     with batch_lock(runner.ledger.path), pytest.raises(RunLockedError, match="already being run"):
         runner.run()
     assert backend.started == []
+
+
+def test_the_batch_end_is_notified_once_through_the_run_settings_channels(
+    repo: Repository,
+) -> None:
+    import http.server
+    import threading
+
+    received: list[dict[str, object]] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers["Content-Length"])
+            received.append(json.loads(self.rfile.read(length)))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        backlog = _backlog(Feature("a", PROMPT), Feature("b", PROMPT))
+        opts = BatchOptions(parallel=2, api="http://127.0.0.1:9")
+        batch = new_batch(repo, "b", backlog, "HEAD", opts)
+        env = {**QUIET, "WEBHOOK_URL": f"http://127.0.0.1:{server.server_port}/hook"}
+        backend = FakeBackend({"b": "FAIL"})
+        BatchRunner(repo, batch, backlog, opts, env, backend=backend, tick_seconds=0.001).run()
+    finally:
+        server.shutdown()
+        thread.join()
+    assert len(received) == 1
+    assert received[0]["event"] == "batch_end"
+    assert "1/2 PASS (1 FAIL)" in str(received[0]["message"])

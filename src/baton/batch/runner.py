@@ -30,6 +30,7 @@ from baton.batch.job import (
     close_session,
 )
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
+from baton.batch.notify import notify_batch_end
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
 from baton.batch.server import BatchServer
@@ -175,6 +176,9 @@ class BatchRunner:
                 self.ledger.save(self.batch)
                 if server is not None:
                     server.stop()
+        if self.batch.status != "stopped":  # its end, or its budget: a person should know
+            env = {**self.environ, **self.options.settings}
+            notify_batch_end(self.batch, env, self.log)
         return self._exit_code()
 
     def _requeue_orphans(self) -> None:
