@@ -93,3 +93,40 @@ def test_unreadable_backlogs_are_named(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("")
     with pytest.raises(ConfigError, match="expected a folder of prompt files"):
         read_backlog(tmp_path / "a.yaml")
+
+
+def test_a_feature_job_runs_baton_run_with_the_batchs_settings_and_its_agents(
+    tmp_path: Path,
+) -> None:
+    from baton.batch.job import FeatureJob, _command
+    from baton.orchestrator.config import load_settings
+
+    worktree = tmp_path / "wt"
+    job = FeatureJob(
+        name="a",
+        repo_root=str(tmp_path),
+        base="c0",
+        branch="baton/a",
+        worktree=str(worktree),
+        prompt=PROMPT,
+        env={"API": "http://127.0.0.1:9", "PROMPT": "old", "STATE_FILE": "/x", "MAX_ROUNDS": "2"},
+        agents={"tester": {"provider": "claude_code"}},
+    )
+    command, env = _command(job)
+    assert command[-2:] == ["run", str(worktree / ".tmp" / "batch-config.json")]
+    assert "PROMPT" not in env and "STATE_FILE" not in env
+    settings = load_settings(Path(command[-1]), env)
+    assert settings.wd == worktree and settings.post_git_commit
+    assert settings.prompt == PROMPT and settings.max_rounds == 2
+    assert settings.provider_for("tester") == "claude_code"
+    assert settings.state_path == worktree / ".tmp" / "codex-3agents-loop-state.json"
+
+
+def test_a_batch_id_that_is_not_a_plain_name_is_refused(tmp_path: Path) -> None:
+    import subprocess
+
+    from baton.batch.worktrees import Repository
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    with pytest.raises(ConfigError, match=r"batch id '\.\./x'"):
+        Repository(tmp_path).batch_dir("../x")

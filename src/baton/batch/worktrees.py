@@ -9,6 +9,7 @@ ledger and the worktrees inside it are never seen as changes.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -24,6 +25,7 @@ __all__ = [
 ]
 
 BATON_DIR = ".baton"
+BATCH_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -53,6 +55,10 @@ class Repository:
         self.common_dir = common if common.is_absolute() else (Path(path) / common).resolve()
 
     def batch_dir(self, batch_id: str) -> Path:
+        if not BATCH_ID.match(batch_id):
+            raise ConfigError(
+                f"batch id {batch_id!r}: use lowercase letters, digits, '.', '_' or '-'"
+            )
         return self.root / BATON_DIR / "batches" / batch_id
 
     def worktree_path(self, batch_id: str, feature: str) -> Path:
