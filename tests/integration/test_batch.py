@@ -24,7 +24,7 @@ from baton.orchestrator.driver_lock import current_driver
 
 pytestmark = pytest.mark.tmux
 
-QUICK = ["POLL_SECONDS=0.2", "IDLE_GRACE_SECONDS=5", "NOTIFY_DESKTOP=0", "PROVIDER=scripted"]
+QUICK = ["POLL_SECONDS=0.2", "IDLE_GRACE_SECONDS=10", "NOTIFY_DESKTOP=0", "PROVIDER=scripted"]
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_a_batch_passes_two_features_and_fails_one_each_on_its_own_branch(
     ledger = _ledger(sample)
     assert ledger["status"] == "done"
     statuses = {f["name"]: f["status"] for f in ledger["features"]}
-    assert statuses == {"median": "FAIL", "clamp": "PASS", "slugify": "PASS"}
+    assert statuses == {"median": "FAIL", "clamp": "PASS", "slugify": "PASS"}, ledger
     for name in ("clamp", "slugify"):
         changed = subprocess.check_output(
             ["git", "-C", str(sample.repo), "diff", "--name-only", base.strip(), f"baton/{name}"],
@@ -141,7 +141,10 @@ def test_a_batch_passes_two_features_and_fails_one_each_on_its_own_branch(
     _user_checkout_untouched(sample, base.strip())
     assert baton_server.pane_ids() == []  # every loop closed its agents
     status = subprocess.run(
-        _batch_command(sample, "status", "b"), capture_output=True, text=True, env=_env(marker)
+        _batch_command(sample, "status", "b"),
+        capture_output=True,
+        text=True,
+        env={**_env(marker), "COLUMNS": "200"},
     )
     assert status.returncode == 0 and "baton/median" in status.stdout and "FAIL" in status.stdout
 
@@ -194,6 +197,14 @@ def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only
 
         # Cancel one feature mid-run: its loop stops and its agents are gone.
         _wait_for(lambda: _slugify_terminals(sample) != [])
+        shown = subprocess.run(
+            _batch_command(sample, "status", "b"),
+            env={**_env(marker), "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+        )
+        assert re.search(r"slugify +│ running +│ \d+/\w+ +│ \d/5 ", shown.stdout), shown.stdout
+        assert f"driven by pid {second.pid}" in shown.stdout
         cancel = subprocess.run(
             _batch_command(sample, "cancel", "b", "slugify"),
             env=_env(marker),

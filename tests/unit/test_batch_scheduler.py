@@ -232,3 +232,34 @@ def test_the_batch_end_is_notified_once_through_the_run_settings_channels(
     assert len(received) == 1
     assert received[0]["event"] == "batch_end"
     assert "1/2 PASS (1 FAIL)" in str(received[0]["message"])
+
+
+def test_worktrees_added_at_once_all_succeed_and_leave_the_checkout_alone(
+    repo: Repository,
+) -> None:
+    import threading
+
+    from baton.batch.worktrees import ensure_worktree
+
+    repo.exclude_baton_dir()
+    head = subprocess.check_output(["git", "-C", str(repo.root), "rev-parse", "HEAD"], text=True)
+    errors: list[BaseException] = []
+
+    def add(name: str) -> None:
+        try:
+            ensure_worktree(repo.root, repo.worktree_path("b", name), f"baton/{name}", head.strip())
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=add, args=(f"f{n}",)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    listed = subprocess.check_output(["git", "-C", str(repo.root), "worktree", "list"], text=True)
+    assert len(listed.splitlines()) == 9
+    assert (
+        subprocess.check_output(["git", "-C", str(repo.root), "status", "--porcelain"], text=True)
+        == ""
+    )

@@ -149,7 +149,7 @@ def status(batch_id: str | None, repo: Path) -> None:
             list_batches(repository.root / ".baton" / "batches", console)
             return 0
         ledger, record = load_batch(repository, batch_id)
-        render_status(record, ledger.path, console)
+        render_status(record, ledger.path, console, os.environ)
         return 0
 
     _exit(action)

@@ -2,54 +2,84 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from baton.batch.ledger import BatchRecord, FeatureRecord, Ledger
+from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
+from baton.cockpit.live import ServerProbe
 from baton.orchestrator.driver_lock import current_driver
 
 __all__ = ["list_batches", "render_status"]
 
 _STYLE = {"PASS": "green", "FAIL": "red", "error": "red", "running": "cyan", "cancelled": "dim"}
+_COLUMNS = ("feature", "status", "round/phase", "agents busy", "tokens", "cost", "branch", "time")
+
+
+def _moment(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 def _elapsed(record: FeatureRecord, now: datetime) -> str:
     if not record.started_at:
         return ""
-    start = datetime.strptime(record.started_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    end = (
-        datetime.strptime(record.ended_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-        if record.ended_at
-        else now
-    )
-    seconds = max(0, int((end - start).total_seconds()))
+    end = _moment(record.ended_at) if record.ended_at else now
+    seconds = max(0, int((end - _moment(record.started_at)).total_seconds()))
     return f"{seconds // 60}m{seconds % 60:02d}s"
 
 
-def render_status(batch: BatchRecord, ledger_path: Path, console: Console) -> None:
+def _agents_busy(record: FeatureRecord, probe: ServerProbe | None) -> str:
+    """`busy/total` of a running feature's agents, as its server says now ('' if unknown)."""
+    if probe is None or record.state != FeatureStatus.RUNNING:
+        return ""
+    try:
+        data = json.loads(Path(record.state_file).read_text(encoding="utf-8"))
+        terminals = [str(t) for t in (data.get("terminals") or {}).values() if t]
+    except (OSError, ValueError, AttributeError):
+        return ""
+    statuses = [probe.status(t) for t in terminals]
+    if not statuses or all(s is None for s in statuses):
+        return ""
+    return f"{sum(s == 'processing' for s in statuses)}/{len(statuses)}"
+
+
+def _row(record: FeatureRecord, now: datetime, probe: ServerProbe | None) -> list[str]:
+    status = record.status + (f" ({record.error})" if record.error else "")
+    style = _STYLE.get(record.status)
+    return [
+        record.name,
+        f"[{style}]{status}[/]" if style else status,
+        f"{record.round}/{record.phase}" if record.round else "",
+        _agents_busy(record, probe),
+        str(record.tokens),
+        f"${record.cost_usd:.2f}",
+        record.branch,
+        _elapsed(record, now),
+    ]
+
+
+def render_status(
+    batch: BatchRecord, ledger_path: Path, console: Console, environ: Mapping[str, str]
+) -> None:
     """One row per feature, then the batch's totals and who drives it."""
     now = datetime.now(UTC)
+    driver = current_driver(ledger_path)
     table = Table(title=f"batch {batch.id} — {batch.status}", title_justify="left")
-    for column in ("feature", "status", "round/phase", "tokens", "cost", "branch", "time"):
+    for column in _COLUMNS:
         table.add_column(column, justify="right" if column in ("tokens", "cost") else "left")
-    for record in batch.features:
-        where = f"{record.round}/{record.phase}" if record.round else ""
-        status = record.status + (f" ({record.error})" if record.error else "")
-        table.add_row(
-            record.name,
-            f"[{_STYLE.get(record.status, '')}]{status}[/]" if record.status in _STYLE else status,
-            where,
-            str(record.tokens),
-            f"${record.cost_usd:.2f}",
-            record.branch,
-            _elapsed(record, now),
-        )
+    probe = ServerProbe.for_environment(batch.api, environ) if driver and batch.api else None
+    try:
+        for record in batch.features:
+            table.add_row(*_row(record, now, probe))
+    finally:
+        if probe is not None:
+            probe.close()
     console.print(table)
     tokens, cost = batch.totals()
-    driver = current_driver(ledger_path)
     driven = f"driven by {driver.describe()}" if driver else "no driver running"
     console.print(f"total: {tokens} tokens, ${cost:.2f}; {driven}; ledger: {ledger_path}")
 

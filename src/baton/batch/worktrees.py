@@ -8,9 +8,12 @@ ledger and the worktrees inside it are never seen as changes.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from baton.errors import ConfigError, GitCommitError
@@ -86,17 +89,30 @@ class Repository:
         return bool(done.strip())
 
 
+@contextlib.contextmanager
+def _worktree_lock(repo: Repository) -> Iterator[None]:
+    """One `git worktree` change at a time per repository: git's own bookkeeping in
+    `.git/worktrees/` is not safe against a concurrent add and prune."""
+    fd = os.open(repo.common_dir / "baton-worktrees.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def ensure_worktree(repo_root: Path, worktree: Path, branch: str, base: str) -> None:
     """The feature's worktree on its branch: created from `base`, or re-attached on resume."""
     if (worktree / ".git").exists():
         return
     repo = Repository(repo_root)
     worktree.parent.mkdir(parents=True, exist_ok=True)
-    git(repo.root, "worktree", "prune")
-    if repo.branch_exists(branch):
-        git(repo.root, "worktree", "add", str(worktree), branch)
-    else:
-        git(repo.root, "worktree", "add", "-b", branch, str(worktree), base)
+    with _worktree_lock(repo):
+        git(repo.root, "worktree", "prune")
+        if repo.branch_exists(branch):
+            git(repo.root, "worktree", "add", str(worktree), branch)
+        else:
+            git(repo.root, "worktree", "add", "-b", branch, str(worktree), base)
 
 
 def reset_worktree(worktree: Path) -> None:
@@ -107,9 +123,11 @@ def reset_worktree(worktree: Path) -> None:
 
 def remove_worktree(repo_root: Path, worktree: Path) -> None:
     """Remove a feature's worktree (its branch stays)."""
-    if worktree.exists():
-        git(repo_root, "worktree", "remove", "--force", str(worktree))
-    git(repo_root, "worktree", "prune")
+    repo = Repository(repo_root)
+    with _worktree_lock(repo):
+        if worktree.exists():
+            git(repo.root, "worktree", "remove", "--force", str(worktree))
+        git(repo.root, "worktree", "prune")
 
 
 def is_merged(repo_root: Path, branch: str, into: str = "HEAD") -> bool:
