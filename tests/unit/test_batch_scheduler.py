@@ -263,3 +263,34 @@ def test_worktrees_added_at_once_all_succeed_and_leave_the_checkout_alone(
         subprocess.check_output(["git", "-C", str(repo.root), "status", "--porcelain"], text=True)
         == ""
     )
+
+
+def test_a_feature_gone_from_the_backlog_is_cancelled_saying_so(repo: Repository) -> None:
+    old = _backlog(*(Feature(n, PROMPT) for n in "ab"))
+    opts = BatchOptions(parallel=2, api="http://127.0.0.1:9")
+    batch = new_batch(repo, "b", old, "HEAD", opts)
+    backend = FakeBackend()
+    new = _backlog(Feature("a", PROMPT))
+    runner = BatchRunner(repo, batch, new, opts, QUIET, backend=backend, tick_seconds=0.001)
+    assert runner.run() == 1
+    assert backend.started == ["a"]
+    assert Ledger(ledger_path(repo, "b")).load().feature("b").error == "no longer in the backlog"
+
+
+def test_sigint_stops_the_batch_between_turns_every_loop_resumable(repo: Repository) -> None:
+    import os
+    import signal
+    import threading
+
+    backend = FakeBackend(ticks=10**9)
+    runner = _runner(repo, _backlog(*(Feature(n, PROMPT) for n in "abc")), backend)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        assert runner.run() == 128 + signal.SIGINT
+    finally:
+        timer.cancel()
+    ledger = Ledger(ledger_path(repo, "b")).load()
+    assert ledger.status == "stopped"
+    assert [r.status for r in ledger.features] == ["queued"] * 3
+    assert backend.started == ["a", "b"]

@@ -214,6 +214,7 @@ def _drive(
             stdout=log,
             stderr=subprocess.STDOUT,
             preexec_fn=_die_with_parent,
+            start_new_session=True,  # a Ctrl-C reaches the batch, which stops it in order
         )
         while True:
             try:

@@ -182,15 +182,19 @@ class BatchRunner:
         return self._exit_code()
 
     def _requeue_orphans(self) -> None:
-        """Features left running by a batch that was killed: resume them first."""
+        """Features left running by a batch that was killed: resume them first. Features
+        gone from the backlog cannot run: they are cancelled, saying so."""
         for record in self.batch.features:
             if record.state == FeatureStatus.RUNNING:
                 record.move(FeatureStatus.QUEUED)
+            if record.name not in self.features and not record.state.final:
+                _drop(record)
         self.batch.status = "running"
         self.ledger.save(self.batch)
 
     def _loop(self, api: str) -> None:
-        jobs = {r.name: self.job_for(r, api) for r in self.batch.features}
+        known = [r for r in self.batch.features if r.name in self.features]
+        jobs = {r.name: self.job_for(r, api) for r in known}
         providers = {name: job.providers for name, job in jobs.items()}
         while True:
             self._apply_requests()
@@ -207,7 +211,11 @@ class BatchRunner:
                     parallel=self.options.parallel,
                     provider_caps=self.options.provider_caps,
                 ):
-                    self._start(self.batch.feature(name), jobs[name])
+                    record = self.batch.feature(name)
+                    if name in jobs:
+                        self._start(record, jobs[name])
+                    else:
+                        _drop(record)
             self._apply_progress()
             self.ledger.save(self.batch)
             if not self.handles and (stopping or self.batch.all_final):
@@ -326,6 +334,11 @@ class BatchRunner:
         finally:
             for signum, old in previous.items():
                 signal.signal(signum, old)
+
+
+def _drop(record: FeatureRecord) -> None:
+    record.move(FeatureStatus.CANCELLED)
+    record.error = "no longer in the backlog"
 
 
 def _take_progress(record: FeatureRecord, progress: Progress) -> None:

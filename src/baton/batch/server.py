@@ -76,6 +76,7 @@ class BatchServer:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     preexec_fn=_die_with_parent,
+                    start_new_session=True,
                 )
             if self._healthy():
                 return self.base_url
