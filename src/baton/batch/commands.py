@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
 
 from baton.batch.backlog import Backlog, read_backlog
+from baton.batch.job import close_session_of
 from baton.batch.ledger import BatchRecord, FeatureStatus, Ledger
 from baton.batch.requests import Request, apply_to_idle, write_request
 from baton.batch.runner import (
@@ -96,6 +98,10 @@ def request(repo: Repository, batch_id: str, action: str, feature: str | None) -
     except RunLockedError:
         write_request(ledger.path.parent, wanted)
         return f"batch {batch_id}: {action} {feature or 'all'} handed to its running driver"
+    if action == "cancel":  # loops a killed batch left: their agents may still be open
+        for name in changed:
+            token = os.environ.get("BATON_TOKEN")
+            close_session_of(Path(batch.feature(name).state_file), batch.api, token)
     names = ", ".join(changed) or "nothing to change"
     if action == "retry":
         return f"batch {batch_id}: {names} queued again; run: baton batch resume {batch_id}"

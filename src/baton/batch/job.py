@@ -35,6 +35,7 @@ __all__ = [
     "FeatureOutcome",
     "Progress",
     "close_session",
+    "close_session_of",
     "read_progress",
     "run_feature_job",
 ]
@@ -178,14 +179,17 @@ def close_session(job: FeatureJob) -> None:
 
     A loop stopped to be resumed keeps its session; a cancelled one is closed by the batch.
     """
+    close_session_of(job.state_file, job.env.get("API"), job.env.get("BATON_TOKEN"))
+
+
+def close_session_of(state_file: Path, api: str | None, token: str | None) -> None:
+    """`DELETE /sessions/{name}` for the session a state file names; quiet on any failure."""
     try:
-        session = str(read_state_json(job.state_file).get("session_name") or "")
+        session = str(read_state_json(state_file).get("session_name") or "")
     except (StateFileError, OSError):
         return
-    api = job.env.get("API")
     if not session or not api:
         return
-    token = job.env.get("BATON_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     with contextlib.suppress(httpx.HTTPError):
         httpx.delete(f"{api.rstrip('/')}/sessions/{session}", headers=headers, timeout=30)
