@@ -294,3 +294,34 @@ def test_sigint_stops_the_batch_between_turns_every_loop_resumable(repo: Reposit
     assert ledger.status == "stopped"
     assert [r.status for r in ledger.features] == ["queued"] * 3
     assert backend.started == ["a", "b"]
+
+
+def test_cancel_and_retry_on_a_batch_nobody_drives(repo: Repository) -> None:
+    from baton.batch.commands import request
+    from baton.batch.worktrees import ensure_worktree
+    from baton.errors import ConfigError
+
+    repo.exclude_baton_dir()
+    backlog = _backlog(*(Feature(n, PROMPT) for n in "ab"))
+    batch = new_batch(repo, "b", backlog, "HEAD", BatchOptions(parallel=1))
+    failed = batch.feature("a")
+    ensure_worktree(repo.root, Path(failed.worktree), failed.branch, failed.base)
+    worktree = Path(failed.worktree)
+    (worktree / "change.txt").write_text("the agents' attempt")
+    state = Path(failed.state_file)
+    state.parent.mkdir(parents=True)
+    state.write_text("{}")
+    failed.move(FeatureStatus.RUNNING)
+    failed.move(FeatureStatus.FAIL)
+    ledger = Ledger(ledger_path(repo, "b"))
+    ledger.save(batch)
+
+    with pytest.raises(ConfigError, match="feature b is queued; only a finished one retries"):
+        request(repo, "b", "retry", "b")
+    assert "cancelled b" in request(repo, "b", "cancel", None)
+    assert "a queued again" in request(repo, "b", "retry", "a")
+    saved = ledger.load()
+    assert [r.status for r in saved.features] == ["queued", "cancelled"]
+    assert saved.feature("a").attempts == 1
+    assert not state.exists() and state.with_name(state.name + ".attempt-1").exists()
+    assert not (worktree / "change.txt").exists()  # the tree is back at its branch

@@ -88,7 +88,9 @@ def request(repo: Repository, batch_id: str, action: str, feature: str | None) -
     """Cancel or retry: handed to the running driver, or applied to an idle ledger."""
     ledger, batch = load_batch(repo, batch_id)
     if feature is not None:
-        batch.feature(feature)  # KeyError naming the known features
+        record = batch.feature(feature)  # KeyError naming the known features
+        if action == "retry" and not record.state.final:
+            raise ConfigError(f"feature {feature} is {record.status}; only a finished one retries")
     wanted = Request(action, feature)
     try:
         with batch_lock(ledger.path):
