@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import json
 import signal
 import subprocess
@@ -94,6 +95,8 @@ class FeatureOutcome:
     exit_code: int | None
     detail: str
     progress: Progress
+    job_seconds: float = 0.0  # the whole job: worktree, the loop, closing its session
+    loop_seconds: float = 0.0  # the `baton run` subprocess alone
 
 
 def read_progress(state_file: Path) -> Progress:
@@ -126,6 +129,16 @@ def run_feature_job(
     should_stop: Callable[[], bool] | None = None,
 ) -> FeatureOutcome:
     """Run (or resume) one feature's `baton run` to its end; never raises for the loop's sake."""
+    started = time.monotonic()
+    outcome = _run_job(job, on_progress, should_stop)
+    return dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
+
+
+def _run_job(
+    job: FeatureJob,
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> FeatureOutcome:
     try:
         ensure_worktree(Path(job.repo_root), Path(job.worktree), job.branch, job.base)
         done = _already_finished(job)
@@ -209,6 +222,7 @@ def _drive(
     should_stop: Callable[[], bool],
 ) -> FeatureOutcome:
     stopped = False
+    started = time.monotonic()
     with job.log_file.open("ab") as log:
         process = subprocess.Popen(
             command,
@@ -232,7 +246,8 @@ def _drive(
                 stopped = True
                 process.send_signal(signal.SIGTERM)  # it saves its state, cleans up, exits
                 _wait_or_kill(process)
-    return _outcome(job, code if not stopped else process.returncode, stopped)
+    outcome = _outcome(job, code if not stopped else process.returncode, stopped)
+    return dataclasses.replace(outcome, loop_seconds=time.monotonic() - started)
 
 
 def _wait_or_kill(process: subprocess.Popen[bytes]) -> None:

@@ -67,6 +67,8 @@ class FeatureRecord:
     error: str | None = None
     attempts: int = 0
     commit: str | None = None
+    loop_seconds: float = 0.0  # the last attempt's `baton run` subprocess, start to exit
+    job_seconds: float = 0.0  # the last attempt's whole job (worktree, loop, session closed)
 
     @property
     def state(self) -> FeatureStatus:

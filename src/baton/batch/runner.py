@@ -260,6 +260,8 @@ class BatchRunner:
     def _finish(self, record: FeatureRecord, outcome: FeatureOutcome, job: FeatureJob) -> None:
         _take_progress(record, outcome.progress)
         record.exit_code = outcome.exit_code
+        record.loop_seconds = round(outcome.loop_seconds, 3)
+        record.job_seconds = round(outcome.job_seconds, 3)
         if outcome.status == "stopped":
             if record.name in self.cancelling:
                 self.cancelling.discard(record.name)
