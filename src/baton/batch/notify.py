@@ -42,7 +42,8 @@ def batch_end_notification(batch: BatchRecord) -> Notification:
 def notify_batch_end(batch: BatchRecord, environ: Mapping[str, str], log: RunLog) -> None:
     """Send the batch's end to the configured channels; a failure is one warning."""
     try:
-        notifier = Notifier.from_settings(load_settings(None, environ, {}), log)
+        settings_env = {k: v for k, v in environ.items() if k not in ("PROMPT", "PROMPT_FILE")}
+        notifier = Notifier.from_settings(load_settings(None, settings_env, {}), log)
     except BatonError as error:
         log.warning(f"no batch notification: {error}")
         return
