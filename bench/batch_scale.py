@@ -176,7 +176,7 @@ def main() -> None:
                 f"{args.large} PASS in {wall:.1f} s; serial sum of the loops {sum(loops):.1f} s"
             )
             print(
-                f"  per-feature batch overhead (ledger time - loop time): median "
+                f"  per-feature batch overhead (job time - baton run time): median "
                 f"{statistics.median(overhead):.2f} s, max {max(overhead):.2f} s"
             )
 
