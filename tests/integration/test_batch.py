@@ -258,3 +258,27 @@ def _slugify_terminals(sample: BatchSample) -> list[str]:
     except (OSError, ValueError):
         return []
     return [t for t in data.get("terminals", {}).values() if t]
+
+
+def test_a_killed_batch_with_its_own_server_resumes_and_leaves_nothing_behind(
+    tmp_path: Path, marker: str
+) -> None:
+    sample = write_batch_sample(tmp_path)
+    command = _batch_command(sample, "run", str(sample.backlog), "--id", "b")
+    for setting in QUICK:
+        command += ["--set", setting]
+    with (tmp_path / "first.log").open("w") as log:
+        first = subprocess.Popen(command, env=_env(marker), stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_for(lambda: all(_feature(sample, n)["round"] >= 1 for n in sample.features))
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+    socket = re.search(r"tmux -S (\S+)\)", (tmp_path / "first.log").read_text())
+    assert socket
+    # The agents outlive a SIGKILLed batch in its tmux server; the next run adopts them.
+    again = subprocess.run(command, env=_env(marker), capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert {f["status"] for f in _ledger(sample)["features"]} == {"PASS"}
+    assert not Path(socket.group(1)).parent.exists()
+    assert kill_marked_processes(marker) == []  # no server, loop or agent left running
