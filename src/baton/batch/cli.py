@@ -206,3 +206,32 @@ def clean(batch_id: str, finished: bool, repo: Path) -> None:
         return 0
 
     _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.option(
+    "--test-cmd",
+    default=None,
+    help="Run after each merge; a failing merge is undone (default: PROJECT_TEST_CMD).",
+)
+@_REPO
+def merge(batch_id: str, test_cmd: str | None, repo: Path) -> None:
+    """Merge batch ID's PASS branches into baton/integration, testing after each merge."""
+
+    def action() -> int:
+        from baton.batch.commands import load_batch
+        from baton.batch.merge import INTEGRATION_BRANCH, merge_batch
+        from baton.batch.worktrees import Repository
+
+        repository = Repository(repo)
+        _, record = load_batch(repository, batch_id)
+        command = test_cmd or os.environ.get("PROJECT_TEST_CMD") or None
+        worktree, results = merge_batch(repository, record, command)
+        for result in results:
+            click.echo(f"{result.feature}: {result.outcome} {result.detail}".rstrip())
+        click.echo(f"{INTEGRATION_BRANCH} in {worktree}")
+        left = [r for r in results if r.outcome not in ("merged", "already merged")]
+        return 1 if left else 0
+
+    _exit(action)
