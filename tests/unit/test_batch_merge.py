@@ -83,3 +83,15 @@ def test_pass_branches_merge_in_order_conflicts_and_test_failures_are_left_out(
 
     _, again = merge_batch(repository, batch, "test ! -e broken")
     assert [r.outcome for r in again][:2] == ["already merged", "already merged"]
+
+    from baton.batch.commands import clean_batch
+    from baton.batch.worktrees import ensure_worktree
+
+    for name in "ac":
+        record = batch.feature(name)
+        ensure_worktree(repo, Path(record.worktree), record.branch, record.base)
+    from baton.batch.ledger import Ledger
+    from baton.batch.runner import ledger_path
+
+    Ledger(ledger_path(repository, "b")).save(batch)
+    assert clean_batch(repository, "b", finished=False) == ["a"]  # in baton/integration

@@ -10,6 +10,7 @@ from pathlib import Path
 from baton.batch.backlog import Backlog, read_backlog
 from baton.batch.job import close_session_of
 from baton.batch.ledger import BatchRecord, FeatureStatus, Ledger
+from baton.batch.merge import INTEGRATION_BRANCH
 from baton.batch.requests import Request, apply_to_idle, write_request
 from baton.batch.runner import (
     BatchOptions,
@@ -111,16 +112,20 @@ def request(repo: Repository, batch_id: str, action: str, feature: str | None) -
 
 
 def clean_batch(repo: Repository, batch_id: str, *, finished: bool) -> list[str]:
-    """Remove the worktrees of merged features (of every finished one with `finished`)."""
+    """Remove the worktrees of features merged into HEAD or baton/integration (of every
+    finished one with `finished`)."""
     ledger, batch = load_batch(repo, batch_id)
     if current_driver(ledger.path) is not None:
         raise RunLockedError(f"batch {batch_id} is running; clean it once it ended")
+    targets = ["HEAD"] + ([INTEGRATION_BRANCH] if repo.branch_exists(INTEGRATION_BRANCH) else [])
     removed = []
     for record in batch.features:
         worktree = Path(record.worktree)
         if not worktree.exists() or not record.state.final:
             continue
-        merged = record.state == FeatureStatus.PASS and is_merged(repo.root, record.branch)
+        merged = record.state == FeatureStatus.PASS and any(
+            is_merged(repo.root, record.branch, into) for into in targets
+        )
         if merged or finished:
             remove_worktree(repo.root, worktree)
             removed.append(record.name)
