@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -325,3 +326,34 @@ def test_cancel_and_retry_on_a_batch_nobody_drives(repo: Repository) -> None:
     assert saved.feature("a").attempts == 1
     assert not state.exists() and state.with_name(state.name + ".attempt-1").exists()
     assert not (worktree / "change.txt").exists()  # the tree is back at its branch
+
+
+def test_status_watch_redraws_while_a_driver_holds_the_batch_and_ends_with_it(
+    repo: Repository,
+) -> None:
+    import io
+    import threading
+
+    from rich.console import Console
+
+    from baton.batch.runner import batch_lock
+    from baton.batch.status import watch_status
+
+    backlog = _backlog(Feature("a", PROMPT))
+    batch = new_batch(repo, "b", backlog, "HEAD", BatchOptions(parallel=1))
+    ledger = Ledger(ledger_path(repo, "b"))
+    ledger.save(batch)
+    output = io.StringIO()
+    console = Console(file=output, width=160, force_terminal=True)
+    with batch_lock(ledger.path):
+        watcher = threading.Thread(target=watch_status, args=(ledger, console, {}, 0.05))
+        watcher.start()
+        time.sleep(0.5)
+        assert watcher.is_alive()  # the batch still has its driver
+        batch.feature("a").move(FeatureStatus.RUNNING)
+        ledger.save(batch)
+        time.sleep(0.3)
+    watcher.join(timeout=10)
+    assert not watcher.is_alive()
+    text = output.getvalue()
+    assert "queued" in text and "running" in text and "no driver running" in text

@@ -132,15 +132,16 @@ def resume(batch_id: str, repo: Path) -> None:
 
 @batch.command()
 @click.argument("batch_id", metavar="[ID]", required=False)
+@click.option("--watch", is_flag=True, help="Redraw every second while the batch runs.")
 @_REPO
-def status(batch_id: str | None, repo: Path) -> None:
+def status(batch_id: str | None, watch: bool, repo: Path) -> None:
     """The features of batch ID (without ID: every batch of the repository)."""
 
     def action() -> int:
         from rich.console import Console
 
         from baton.batch.commands import load_batch
-        from baton.batch.status import list_batches, render_status
+        from baton.batch.status import list_batches, render_status, watch_status
         from baton.batch.worktrees import Repository
 
         repository = Repository(repo)
@@ -149,7 +150,10 @@ def status(batch_id: str | None, repo: Path) -> None:
             list_batches(repository.root / ".baton" / "batches", console)
             return 0
         ledger, record = load_batch(repository, batch_id)
-        render_status(record, ledger.path, console, os.environ)
+        if watch:
+            watch_status(ledger, console, os.environ)
+        else:
+            render_status(record, ledger.path, console, os.environ)
         return 0
 
     _exit(action)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
 from baton.cockpit.live import ServerProbe
+from baton.errors import StateFileError
 from baton.orchestrator.driver_lock import current_driver
 
-__all__ = ["list_batches", "render_status"]
+__all__ = ["list_batches", "render_status", "status_view", "watch_status"]
 
 _STYLE = {"PASS": "green", "FAIL": "red", "error": "red", "running": "cyan", "cancelled": "dim"}
 _COLUMNS = ("feature", "status", "round/phase", "agents busy", "tokens", "cost", "branch", "time")
@@ -62,9 +66,7 @@ def _row(record: FeatureRecord, now: datetime, probe: ServerProbe | None) -> lis
     ]
 
 
-def render_status(
-    batch: BatchRecord, ledger_path: Path, console: Console, environ: Mapping[str, str]
-) -> None:
+def status_view(batch: BatchRecord, ledger_path: Path, environ: Mapping[str, str]) -> Group:
     """One row per feature, then the batch's totals and who drives it."""
     now = datetime.now(UTC)
     driver = current_driver(ledger_path)
@@ -78,10 +80,34 @@ def render_status(
     finally:
         if probe is not None:
             probe.close()
-    console.print(table)
     tokens, cost = batch.totals()
     driven = f"driven by {driver.describe()}" if driver else "no driver running"
-    console.print(f"total: {tokens} tokens, ${cost:.2f}; {driven}; ledger: {ledger_path}")
+    return Group(
+        table, Text(f"total: {tokens} tokens, ${cost:.2f}; {driven}; ledger: {ledger_path}")
+    )
+
+
+def render_status(
+    batch: BatchRecord, ledger_path: Path, console: Console, environ: Mapping[str, str]
+) -> None:
+    console.print(status_view(batch, ledger_path, environ))
+
+
+def watch_status(
+    ledger: Ledger, console: Console, environ: Mapping[str, str], interval: float = 1.0
+) -> None:
+    """The status table, redrawn every `interval` until the batch has no driver (or Ctrl-C)."""
+    with Live(console=console, auto_refresh=False) as live:
+        while True:
+            try:
+                batch = ledger.load()
+            except StateFileError:
+                time.sleep(interval)  # a ledger being replaced: read it on the next turn
+                continue
+            live.update(status_view(batch, ledger.path, environ), refresh=True)
+            if current_driver(ledger.path) is None:
+                return
+            time.sleep(interval)
 
 
 def list_batches(batches_dir: Path, console: Console) -> None:
