@@ -239,3 +239,21 @@ def merge(batch_id: str, test_cmd: str | None, repo: Path) -> None:
         return 1 if left else 0
 
     _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@_REPO
+def report(batch_id: str, repo: Path) -> None:
+    """Write batch ID's report: one self-contained HTML page beside its ledger."""
+
+    def action() -> int:
+        from baton.batch.commands import load_batch
+        from baton.batch.report import write_report
+        from baton.batch.worktrees import Repository
+
+        ledger, record = load_batch(Repository(repo), batch_id)
+        click.echo(f"report: {write_report(record, ledger.path)}")
+        return 0
+
+    _exit(action)
