@@ -257,3 +257,43 @@ def report(batch_id: str, repo: Path) -> None:
         return 0
 
     _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.option("--push", "remote", required=True, help="The remote to push PASS branches to.")
+@click.option("--open-prs", is_flag=True, help="Open a pull request for each (GITHUB_TOKEN).")
+@click.option("--github-api", default="https://api.github.com", show_default=True)
+@click.option("--github-repo", default=None, help="OWNER/NAME (default: from the remote's URL).")
+@click.option("--base-branch", default=None, help="The PRs' base (default: the checkout's).")
+@_REPO
+def publish(
+    batch_id: str,
+    remote: str,
+    open_prs: bool,
+    github_api: str,
+    github_repo: str | None,
+    base_branch: str | None,
+    repo: Path,
+) -> None:
+    """Push batch ID's PASS branches to REMOTE; with --open-prs, a pull request for each."""
+
+    def action() -> int:
+        from baton.batch.commands import load_batch
+        from baton.batch.publish import github_for, publish_batch
+        from baton.batch.worktrees import Repository
+
+        repository = Repository(repo)
+        _, record = load_batch(repository, batch_id)
+        github = None
+        if open_prs:
+            token = os.environ.get("GITHUB_TOKEN")
+            github = github_for(repository, remote, github_api, github_repo, base_branch, token)
+        results = publish_batch(repository, record, remote, github)
+        for result in results:
+            extra = f"; pull request: {result.pull_request}" if result.pull_request else ""
+            click.echo(f"{result.feature}: {result.pushed}{extra}")
+        failed = [r for r in results if r.pushed != "pushed" or r.pull_request.startswith("error")]
+        return 1 if failed else 0
+
+    _exit(action)
