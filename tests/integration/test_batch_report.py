@@ -56,3 +56,30 @@ def test_the_batch_report_lists_every_feature_escaped_with_a_timeline(tmp_path: 
     assert "2m30s" in dom and "1m00s" in dom
     bars = re.findall(r'<rect class="(\w+)" x="([\d.]+)"[^>]* width="([\d.]+)"', dom)
     assert [(cls, float(w)) for cls, _, w in bars] == [("PASS", 720.0), ("error", 288.0)]
+
+
+def test_batch_watch_shows_one_features_agents_or_the_batch_table(tmp_path: Path) -> None:
+    from tests.integration.cockpit.crafted_run import write_run
+
+    (tmp_path / "run").mkdir()
+    state_path = write_run(tmp_path / "run")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo)
+    repository = Repository(repo)
+    backlog = Backlog(tmp_path / "b", (Feature("alpha", PROMPT), Feature("beta", PROMPT)))
+    batch = new_batch(repository, "b", backlog, "HEAD", BatchOptions(parallel=2))
+    batch.features[0].state_file = str(state_path)
+    Ledger(ledger_path(repository, "b")).save(batch)
+    command = [sys.executable, "-m", "baton", "batch", "watch", "b", "--repo", str(repo), "--once"]
+    env = {**os.environ, "COLUMNS": "140"}
+
+    one = subprocess.run([*command, "alpha"], capture_output=True, text=True, env=env)
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.startswith("baton watch PASS in round 1 · tokens 15,300, $0.0412")
+    table = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert table.returncode == 0 and "alpha" in table.stdout and "no driver running" in table.stdout
+    waiting = subprocess.run([*command, "beta"], capture_output=True, text=True, env=env)
+    assert waiting.returncode == 1
+    assert waiting.stderr.startswith("baton: error: feature beta has not started yet")
