@@ -12,31 +12,11 @@ from typing import Any
 import click
 
 from baton import __version__
-from baton.errors import BatonError, BudgetExhausted, ConfigError, RunInterrupted
+from baton.errors import ConfigError, RunInterrupted
+from baton.exits import EXIT_INTERRUPTED, exit_code_for
 from baton.run_options import setting_options
 
 __all__ = ["cli", "main"]
-
-EXIT_FAILURE = 1
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
-
-
-def _exit_code_for(action: Callable[[], int]) -> int:
-    """Run `action`; turn every Baton error into one line on stderr and an exit code."""
-    try:
-        return action()
-    except KeyboardInterrupt:  # Ctrl-C before the run's own signal handling is in place
-        click.echo("baton: interrupted", err=True)
-        return EXIT_INTERRUPTED
-    except RunInterrupted as interrupted:
-        click.echo(f"baton: {interrupted}", err=True)
-        return 128 + interrupted.signum
-    except BudgetExhausted as exhausted:
-        click.echo(f"baton: {exhausted}", err=True)
-        return EXIT_FAILURE
-    except BatonError as error:
-        click.echo(f"baton: error: {error}", err=True)
-        return EXIT_FAILURE
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,7 +46,7 @@ def run(config: Path | None, **options: Any) -> None:
             hide_process_from_same_user()  # the agents must not read it from /proc
         return run_orchestrator(load_settings(config, os.environ, options))
 
-    sys.exit(_exit_code_for(action))
+    sys.exit(exit_code_for(action))
 
 
 @cli.command()
@@ -135,7 +115,7 @@ def serve(
         serve_forever(options)
         return 0
 
-    sys.exit(_exit_code_for(lambda: _interruptible(action)))
+    sys.exit(exit_code_for(lambda: _interruptible(action)))
 
 
 def _interruptible(action: Callable[[], int]) -> int:
@@ -187,11 +167,21 @@ def _port(raw: str) -> int:
     is_flag=True,
     help="Leave the agents' tmux session running at the end, to look around in it.",
 )
-def demo(directory: Path | None, keep: bool) -> None:
+@click.option(
+    "--batch",
+    "as_batch",
+    is_flag=True,
+    help="Run a sample backlog of three features in parallel (`baton batch`).",
+)
+def demo(directory: Path | None, keep: bool, as_batch: bool) -> None:
     """Run the whole loop on a sample project with the built-in scripted agent."""
+    if as_batch:
+        from baton.demo.batch_runner import run_batch_demo
+
+        sys.exit(exit_code_for(lambda: run_batch_demo(directory)))
     from baton.demo import run_demo
 
-    sys.exit(_exit_code_for(lambda: run_demo(directory, keep=keep)))
+    sys.exit(exit_code_for(lambda: run_demo(directory, keep=keep)))
 
 
 @cli.command()
@@ -200,7 +190,7 @@ def status(state_file: Path | None) -> None:
     """Show where a run stands, from its state file (default: STATE_FILE or WD/.tmp/…)."""
     from baton.cockpit.state_view import show_status
 
-    sys.exit(_exit_code_for(lambda: show_status(state_file, os.environ)))
+    sys.exit(exit_code_for(lambda: show_status(state_file, os.environ)))
 
 
 @cli.command()
@@ -231,7 +221,7 @@ def watch(state_file: Path | None, once: bool, interval: float, lines: int) -> N
 
     path = state_file or default_state_file(os.environ)
     sys.exit(
-        _exit_code_for(
+        exit_code_for(
             lambda: run_watch(path, os.environ, once=once, interval=interval, lines=lines)
         )
     )
@@ -255,7 +245,7 @@ def report(state_file: Path | None) -> None:
         click.echo(f"report: {written.path}")
         return 0
 
-    sys.exit(_exit_code_for(action))
+    sys.exit(exit_code_for(action))
 
 
 _STATE_FILE_OPTION = click.option(
@@ -293,7 +283,7 @@ def answer(
         click.echo(answer_agent(agent, text, keys, os.environ, force=force))
         return 0
 
-    sys.exit(_exit_code_for(action))
+    sys.exit(exit_code_for(action))
 
 
 @cli.command()
@@ -319,7 +309,16 @@ def attach(role: str, print_only: bool, state_file: Path | None) -> None:
         exec_attach(command, os.environ)
         return 0
 
-    sys.exit(_exit_code_for(action))
+    sys.exit(exit_code_for(action))
+
+
+def _add_batch_group() -> None:
+    from baton.batch.cli import batch
+
+    cli.add_command(batch)
+
+
+_add_batch_group()
 
 
 def main() -> None:

@@ -83,3 +83,28 @@ def test_demo_dir_that_is_a_file_is_a_usage_error_naming_it(tmp_path: Path) -> N
     assert completed.returncode == 2
     assert f"Invalid value for '--dir': Directory '{taken}' is a file." in completed.stderr
     assert taken.read_text() == "not a directory"
+
+
+def test_demo_batch_fixes_three_features_in_parallel_each_on_its_branch(tmp_path: Path) -> None:
+    completed = _demo("--batch", "--dir", str(tmp_path / "d"))
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "batch demo done: 3/3 PASS" in completed.stderr
+    repo = tmp_path / "d" / "project"
+    branches = subprocess.run(
+        ["git", "-C", str(repo), "branch", "--format=%(refname:short)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert sorted(branches) == ["baton/clamp", "baton/median", "baton/slugify", "main"]
+    for name in ("clamp", "median", "slugify"):
+        test = subprocess.run(
+            [sys.executable, "-m", "unittest", f"tests.test_{name}"],
+            cwd=repo / ".baton" / "worktrees" / "demo" / name,
+            capture_output=True,
+            check=False,
+        )
+        assert test.returncode == 0
+    socket = re.search(r"tmux -S (\S+)\)", completed.stderr)
+    assert socket, completed.stderr
+    assert not Path(socket.group(1)).parent.exists()  # the batch's server and tmux are gone

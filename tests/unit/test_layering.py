@@ -107,7 +107,9 @@ def test_the_two_halves_never_import_each_other(source: str, target: str) -> Non
     assert _edges(source, target) == []
 
 
-@pytest.mark.parametrize("target", ["orchestrator", "server", "cockpit", "providers", "demo"])
+@pytest.mark.parametrize(
+    "target", ["orchestrator", "server", "cockpit", "providers", "demo", "batch"]
+)
 def test_shared_modules_import_no_subpackage(target: str) -> None:
     assert _edges("shared", target) == []
 

@@ -8,6 +8,9 @@ from `<working directory>/.baton/scenario.json`:
      "patches": [{"files": {"pkg/mod.py": "<full new content>"}}, ...],
      "work_seconds": 1.0}          (or [low, high]: a random time per answer)
 
+A `features` object maps a directory name to keys that replace these for the project in
+a directory of that name: a batch's worktrees are named after their features.
+
 The programmer works like a person would, from the project and the conversation, not
 from one orchestrator's wording: it starts with `patches[0]`; it moves on to the next
 patch (clamped to the last) only when asked afresh — the prompt quotes new upstream work
@@ -70,6 +73,10 @@ def load_scenario(directory: Path) -> Scenario | None:
         raise ScenarioError(f"{path}: {error}") from None
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: expected a JSON object")
+    features = data.get("features")
+    if isinstance(features, dict) and isinstance(features.get(directory.name), dict):
+        # One scenario per feature of a batch: each worktree is named after its feature.
+        data = {**data, **features[directory.name]}
     command = data.get("test_command")
     if command is not None and not isinstance(command, str):
         raise ScenarioError(f"{path}: test_command must be a string")

@@ -1,0 +1,185 @@
+"""`baton batch` at scale with the scripted agent: wall time, status latency, overhead.
+
+Part 1: 8 features at --parallel 8 — the batch's wall time beside one feature alone (the
+features are alike, so one alone is the slowest single one), and the p99 of
+`GET /terminals/{id}` on the batch's server while the eight loops run.
+Part 2: 40 features at --parallel 10 — all must PASS; each feature's batch overhead
+(the job's time minus its `baton run` subprocess's: worktree, start, closing) beside the
+serial sum of the loops' times.
+
+    .venv/bin/python bench/batch_scale.py [--small 8] [--large 40] [--large-parallel 10]
+                                          [--skip-large]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.run_env import RUN_VARIABLES
+from tests.support.server import running_baton_server
+
+SETTINGS = ["PROVIDER=scripted", "POLL_SECONDS=0.2", "IDLE_GRACE_SECONDS=10", "NOTIFY_DESKTOP=0"]
+
+
+def _sample(root: Path, count: int) -> tuple[Path, Path]:
+    """A repository with `count` independent failing features, and its backlog folder."""
+    repo, backlog = root / "project", root / "backlog"
+    features = {}
+    for n in range(count):
+        name = f"f{n:02d}"
+        command = f"{sys.executable} -m unittest tests.test_{name}"
+        (repo / "pkg").mkdir(parents=True, exist_ok=True)
+        (repo / "tests").mkdir(parents=True, exist_ok=True)
+        (repo / "pkg" / f"{name}.py").write_text(f"def value():\n    return {n} - 1\n")
+        (repo / "tests" / f"test_{name}.py").write_text(
+            f"import unittest\n\nfrom pkg.{name} import value\n\n\n"
+            f"class T(unittest.TestCase):\n    def test_value(self):\n"
+            f"        self.assertEqual(value(), {n})\n"
+        )
+        fixed = {f"pkg/{name}.py": f"def value():\n    return {n}\n"}
+        features[name] = {"test_command": command, "patches": [{"files": fixed}]}
+        backlog.mkdir(parents=True, exist_ok=True)
+        (backlog / f"{name}.md").write_text(
+            f"Make pkg/{name}.py return {n}.\n\n*** ORIGINAL EXPLORE SUMMARY ***\n"
+            f"pkg/{name}.py returns the wrong value; test: {command}\n\n"
+            f"*** SCENARIO TEST ***\nIn the project directory run: {command}\n"
+            "PASS when it passes.\n"
+        )
+    for name in ("pkg/__init__.py", "tests/__init__.py"):
+        (repo / name).write_text("")
+    (repo / ".baton").mkdir(exist_ok=True)
+    (repo / ".baton" / "scenario.json").write_text(
+        json.dumps({"work_seconds": 0.3, "features": features})
+    )
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.name", "bench"],
+        ["config", "user.email", "bench@baton.invalid"],
+        ["add", "-A", "-f"],
+        ["commit", "-q", "-m", "start"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    return repo, backlog
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in RUN_VARIABLES}
+    for name in ("TMUX", "TMUX_PANE"):
+        env.pop(name, None)
+    return env
+
+
+def _batch(repo: Path, backlog: Path, api: str, parallel: int, probe: bool) -> tuple[float, list]:
+    """Run one batch; its wall time and, when asked, the status GET latencies seen meanwhile."""
+    command = [sys.executable, "-m", "baton", "batch", "run", str(backlog), "--repo", str(repo)]
+    command += ["--api", api, "--parallel", str(parallel), "--id", "bench"]
+    for setting in SETTINGS:
+        command += ["--set", setting]
+    latencies: list[float] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        with httpx.Client(base_url=api, timeout=10) as client:
+            while not done.is_set():
+                for terminal in _running_terminals(repo):
+                    started = time.perf_counter()
+                    client.get(f"/terminals/{terminal}")
+                    latencies.append(time.perf_counter() - started)
+                time.sleep(0.05)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    started = time.monotonic()
+    process = subprocess.Popen(command, env=_env(), stderr=subprocess.DEVNULL)
+    if probe:
+        poller.start()
+    process.wait()
+    wall = time.monotonic() - started
+    done.set()
+    if probe:
+        poller.join()
+    return wall, latencies
+
+
+def _ledger(repo: Path) -> dict:
+    return json.loads((repo / ".baton" / "batches" / "bench" / "batch.json").read_text())
+
+
+def _running_terminals(repo: Path) -> list[str]:
+    try:
+        features = _ledger(repo)["features"]
+    except (OSError, ValueError):
+        return []
+    found = []
+    for feature in features:
+        if feature["status"] != "running":
+            continue
+        try:
+            state = json.loads(Path(feature["state_file"]).read_text())
+        except (OSError, ValueError):
+            continue
+        found += [t for t in state.get("terminals", {}).values() if t]
+    return found
+
+
+def _overhead(feature: dict) -> float:
+    """What the batch adds to a loop: worktree, start, session closed (job - loop time)."""
+    return float(feature["job_seconds"]) - float(feature["loop_seconds"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=8)
+    parser.add_argument("--large", type=int, default=40)
+    parser.add_argument("--large-parallel", type=int, default=10)
+    parser.add_argument("--skip-large", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="baton-batch-bench-") as tmp:
+        root = Path(tmp)
+        with running_baton_server(root / "server") as server:
+            repo, backlog = _sample(root / "one", 1)
+            alone, _ = _batch(repo, backlog, server.base_url, 1, probe=False)
+            repo, backlog = _sample(root / "small", args.small)
+            wall, latencies = _batch(repo, backlog, server.base_url, args.small, probe=True)
+            statuses = [f["status"] for f in _ledger(repo)["features"]]
+            p99 = statistics.quantiles(latencies, n=100)[98] * 1000 if len(latencies) > 1 else 0
+            print(
+                f"{args.small} features at --parallel {args.small}: batch {wall:.1f} s "
+                f"vs one feature alone {alone:.1f} s; {statuses.count('PASS')}/{args.small} PASS"
+            )
+            print(
+                f"  GET /terminals/{{id}} under that load: p99 {p99:.1f} ms "
+                f"({len(latencies)} requests)"
+            )
+            if args.skip_large:
+                return
+            repo, backlog = _sample(root / "large", args.large)
+            wall, _ = _batch(repo, backlog, server.base_url, args.large_parallel, probe=False)
+            features = _ledger(repo)["features"]
+            passed = sum(f["status"] == "PASS" for f in features)
+            loops = [float(f["loop_seconds"]) for f in features if f["status"] == "PASS"]
+            overhead = [_overhead(f) for f in features if f["ended_at"]]
+            print(
+                f"{args.large} features at --parallel {args.large_parallel}: {passed}/"
+                f"{args.large} PASS in {wall:.1f} s; serial sum of the loops {sum(loops):.1f} s"
+            )
+            print(
+                f"  per-feature batch overhead (job time - baton run time): median "
+                f"{statistics.median(overhead):.2f} s, max {max(overhead):.2f} s"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""LocalBackend: each job in a thread of this process, driving its own `baton run`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from baton.batch.backends.base import JobHandle, LocalBackendConfig
+from baton.batch.job import FeatureJob, FeatureOutcome, Progress, read_progress, run_feature_job
+
+__all__ = ["LocalBackend", "LocalHandle"]
+
+
+class LocalHandle:
+    def __init__(self, job: FeatureJob) -> None:
+        self.job = job
+        self.stop_requested = threading.Event()
+        self._outcome: FeatureOutcome | None = None
+        self.thread: threading.Thread | None = None
+
+    def done(self) -> bool:
+        return self._outcome is not None
+
+    def outcome(self) -> FeatureOutcome:
+        assert self._outcome is not None, "outcome() before done()"
+        return self._outcome
+
+    def _run(self, on_progress: Callable[[Progress], None] | None) -> None:
+        try:
+            outcome = run_feature_job(self.job, on_progress, self.stop_requested.is_set)
+        except Exception as error:  # a bug in a job must not take the batch down
+            outcome = FeatureOutcome(
+                "error",
+                None,
+                f"{type(error).__name__}: {error}",
+                read_progress(self.job.state_file),
+            )
+        self._outcome = outcome
+
+
+class LocalBackend:
+    """Threads on this machine; how many at once is the scheduler's call."""
+
+    def __init__(self, config: LocalBackendConfig | None = None) -> None:
+        self.config = config or LocalBackendConfig()
+        self._handles: list[LocalHandle] = []
+
+    def submit(
+        self, job: FeatureJob, on_progress: Callable[[Progress], None] | None = None
+    ) -> LocalHandle:
+        handle = LocalHandle(job)
+        handle.thread = threading.Thread(
+            target=handle._run, args=(on_progress,), name=f"batch-{job.name}", daemon=True
+        )
+        self._handles.append(handle)
+        handle.thread.start()
+        return handle
+
+    def stop(self, handle: JobHandle) -> None:
+        if isinstance(handle, LocalHandle):
+            handle.stop_requested.set()
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.stop_requested.set()
+        for handle in self._handles:
+            if handle.thread is not None:
+                handle.thread.join()
+        self._handles.clear()

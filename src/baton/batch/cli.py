@@ -1,0 +1,334 @@
+"""`baton batch …`: the click group; the work is in `commands.py`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from baton.batch.limits import default_parallel
+
+__all__ = ["batch"]
+
+_REPO = click.option(
+    "--repo",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    default=Path("."),
+    help="The git repository (default: the current one).",
+)
+
+
+def _exit(action: Any) -> None:
+    from baton.exits import exit_code_for
+
+    sys.exit(exit_code_for(action))
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    from baton.errors import ConfigError
+
+    pairs = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{option} {value!r}: expected KEY=VALUE")
+        pairs[key.strip()] = text
+    return pairs
+
+
+@click.group()
+def batch() -> None:
+    """Many features at once, each a `baton run` in its own git worktree and branch."""
+
+
+@batch.command(context_settings={"max_content_width": 100})
+@click.argument("backlog", type=click.Path(path_type=Path, exists=True))
+@_REPO
+@click.option("--base", default="HEAD", show_default=True, help="The ref every branch starts from.")
+@click.option("--id", "batch_id", default=None, help="The batch's id (default: backlog name).")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Loops at once (default here: {default_parallel()}; see docs/batch.md).",
+)
+@click.option("--provider-cap", multiple=True, help="PROVIDER=N: at most N loops using it.")
+@click.option("--max-cost-usd", type=click.FloatRange(min=0), help="Budget for the whole batch.")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Token budget for the batch.")
+@click.option("--api", default=None, help="Use this server (default: start one for the batch).")
+@click.option("--keep-agents", is_flag=True, help="Leave each loop's agents running at its end.")
+@click.option("--set", "settings", multiple=True, help="KEY=VALUE: a `baton run` setting for all.")
+def run(
+    backlog: Path,
+    repo: Path,
+    base: str,
+    batch_id: str | None,
+    parallel: int | None,
+    provider_cap: tuple[str, ...],
+    max_cost_usd: float | None,
+    max_tokens: int | None,
+    api: str | None,
+    keep_agents: bool,
+    settings: tuple[str, ...],
+) -> None:
+    """Run every feature of BACKLOG (a folder of prompt files, or a .toml/.json manifest).
+
+    Run it again (or `baton batch resume ID`) after any stop: finished features are kept,
+    interrupted ones resume from their state files, queued ones start.
+    """
+
+    def action() -> int:
+        from baton.batch.backlog import read_backlog, setting_env_name
+        from baton.batch.commands import run_batch
+        from baton.batch.runner import BatchOptions
+        from baton.batch.worktrees import Repository
+        from baton.errors import ConfigError
+
+        values = {}
+        for key, value in _pairs(settings, "--set").items():
+            env = setting_env_name(key)
+            if env is None:
+                raise ConfigError(f"--set {key}: not a baton run setting")
+            values[env] = value
+        caps = {}
+        for name, text in _pairs(provider_cap, "--provider-cap").items():
+            if not text.isdigit() or int(text) < 1:
+                raise ConfigError(f"--provider-cap {name}={text}: expected a positive count")
+            caps[name] = int(text)
+        items = read_backlog(backlog)
+        options = BatchOptions(
+            parallel=parallel or default_parallel(),
+            provider_caps=caps,
+            max_cost_usd=max_cost_usd,
+            max_tokens=max_tokens,
+            api=api,
+            keep_agents=keep_agents,
+            settings=values,
+        )
+        repository = Repository(repo)
+        the_id = batch_id or items.default_id
+        return run_batch(repository, items, the_id, base, options, os.environ)
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@_REPO
+def resume(batch_id: str, repo: Path) -> None:
+    """Go on with batch ID as it was started."""
+
+    def action() -> int:
+        from baton.batch.commands import resume_batch
+        from baton.batch.worktrees import Repository
+
+        return resume_batch(Repository(repo), batch_id, os.environ)
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="[ID]", required=False)
+@click.option("--watch", is_flag=True, help="Redraw every second while the batch runs.")
+@_REPO
+def status(batch_id: str | None, watch: bool, repo: Path) -> None:
+    """The features of batch ID (without ID: every batch of the repository)."""
+
+    def action() -> int:
+        from rich.console import Console
+
+        from baton.batch.commands import load_batch
+        from baton.batch.status import list_batches, render_status, watch_status
+        from baton.batch.worktrees import Repository
+
+        repository = Repository(repo)
+        console = Console()
+        if batch_id is None:
+            list_batches(repository.root / ".baton" / "batches", console)
+            return 0
+        ledger, record = load_batch(repository, batch_id)
+        if watch:
+            watch_status(ledger, console, os.environ)
+        else:
+            render_status(record, ledger.path, console, os.environ)
+        return 0
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.argument("feature", required=False)
+@_REPO
+def cancel(batch_id: str, feature: str | None, repo: Path) -> None:
+    """Cancel FEATURE of batch ID (without FEATURE: every unfinished one)."""
+    _request(repo, batch_id, "cancel", feature)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.argument("feature")
+@_REPO
+def retry(batch_id: str, feature: str, repo: Path) -> None:
+    """Queue a finished FEATURE of batch ID again (a FAIL starts a new run on its branch)."""
+    _request(repo, batch_id, "retry", feature)
+
+
+def _request(repo: Path, batch_id: str, action_name: str, feature: str | None) -> None:
+    def action() -> int:
+        from baton.batch.commands import request
+        from baton.batch.worktrees import Repository
+        from baton.errors import ConfigError
+
+        try:
+            click.echo(request(Repository(repo), batch_id, action_name, feature))
+        except KeyError as error:
+            raise ConfigError(str(error.args[0])) from None
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        return 0
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.option("--all", "finished", is_flag=True, help="Every finished feature, merged or not.")
+@_REPO
+def clean(batch_id: str, finished: bool, repo: Path) -> None:
+    """Remove the worktrees of batch ID's merged features (branches stay)."""
+
+    def action() -> int:
+        from baton.batch.commands import clean_batch
+        from baton.batch.worktrees import Repository
+
+        removed = clean_batch(Repository(repo), batch_id, finished=finished)
+        click.echo(f"removed {len(removed)} worktree(s): {', '.join(removed) or 'none'}")
+        return 0
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.option(
+    "--test-cmd",
+    default=None,
+    help="Run after each merge; a failing merge is undone (default: PROJECT_TEST_CMD).",
+)
+@_REPO
+def merge(batch_id: str, test_cmd: str | None, repo: Path) -> None:
+    """Merge batch ID's PASS branches into baton/integration, testing after each merge."""
+
+    def action() -> int:
+        from baton.batch.commands import load_batch
+        from baton.batch.merge import INTEGRATION_BRANCH, merge_batch
+        from baton.batch.worktrees import Repository
+
+        repository = Repository(repo)
+        _, record = load_batch(repository, batch_id)
+        command = test_cmd or os.environ.get("PROJECT_TEST_CMD") or None
+        worktree, results = merge_batch(repository, record, command)
+        for result in results:
+            click.echo(f"{result.feature}: {result.outcome} {result.detail}".rstrip())
+        click.echo(f"{INTEGRATION_BRANCH} in {worktree}")
+        left = [r for r in results if r.outcome not in ("merged", "already merged")]
+        return 1 if left else 0
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@_REPO
+def report(batch_id: str, repo: Path) -> None:
+    """Write batch ID's report: one self-contained HTML page beside its ledger."""
+
+    def action() -> int:
+        from baton.batch.commands import load_batch
+        from baton.batch.report import write_report
+        from baton.batch.worktrees import Repository
+
+        ledger, record = load_batch(Repository(repo), batch_id)
+        click.echo(f"report: {write_report(record, ledger.path)}")
+        return 0
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.option("--push", "remote", required=True, help="The remote to push PASS branches to.")
+@click.option("--open-prs", is_flag=True, help="Open a pull request for each (GITHUB_TOKEN).")
+@click.option("--github-api", default="https://api.github.com", show_default=True)
+@click.option("--github-repo", default=None, help="OWNER/NAME (default: from the remote's URL).")
+@click.option("--base-branch", default=None, help="The PRs' base (default: the checkout's).")
+@_REPO
+def publish(
+    batch_id: str,
+    remote: str,
+    open_prs: bool,
+    github_api: str,
+    github_repo: str | None,
+    base_branch: str | None,
+    repo: Path,
+) -> None:
+    """Push batch ID's PASS branches to REMOTE; with --open-prs, a pull request for each."""
+
+    def action() -> int:
+        from baton.batch.commands import load_batch
+        from baton.batch.publish import github_for, publish_batch
+        from baton.batch.worktrees import Repository
+
+        repository = Repository(repo)
+        _, record = load_batch(repository, batch_id)
+        github = None
+        if open_prs:
+            token = os.environ.get("GITHUB_TOKEN")
+            github = github_for(repository, remote, github_api, github_repo, base_branch, token)
+        results = publish_batch(repository, record, remote, github)
+        for result in results:
+            extra = f"; pull request: {result.pull_request}" if result.pull_request else ""
+            click.echo(f"{result.feature}: {result.pushed}{extra}")
+        failed = [r for r in results if r.pushed != "pushed" or r.pull_request.startswith("error")]
+        return 1 if failed else 0
+
+    _exit(action)
+
+
+@batch.command()
+@click.argument("batch_id", metavar="ID")
+@click.argument("feature", required=False)
+@click.option("--once", is_flag=True, help="Draw once and exit.")
+@_REPO
+def watch(batch_id: str, feature: str | None, once: bool, repo: Path) -> None:
+    """Watch batch ID live: its table, or with FEATURE that loop's five agents (`baton watch`)."""
+
+    def action() -> int:
+        from rich.console import Console
+
+        from baton.batch.commands import load_batch
+        from baton.batch.status import render_status, watch_status
+        from baton.batch.worktrees import Repository
+        from baton.cockpit.watch import run_watch
+        from baton.errors import ConfigError
+
+        ledger, record = load_batch(Repository(repo), batch_id)
+        if feature is None:
+            if once:
+                render_status(record, ledger.path, Console(), os.environ)
+            else:
+                watch_status(ledger, Console(), os.environ)
+            return 0
+        try:
+            state_file = Path(record.feature(feature).state_file)
+        except KeyError as error:
+            raise ConfigError(str(error.args[0])) from None
+        if not state_file.is_file():
+            raise ConfigError(f"feature {feature} has not started yet (no {state_file})")
+        return run_watch(state_file, os.environ, once=once, interval=1.0, lines=15)
+
+    _exit(action)

@@ -1,0 +1,280 @@
+"""The feature job: run one feature to its end in its own worktree. Engine-neutral.
+
+`run_feature_job` is a plain function of plain data (`FeatureJob`) and what is on disk,
+so any backend can run it: a thread on this machine now, a Ray worker later. It is
+resumable from disk alone: run again on the same worktree, `baton run` resumes the
+RUNNING state file it finds there (never typing a prompt twice), and a run that already
+ended is reported, not redone. `baton run` is a subprocess, so every rule of it holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from baton.batch.worktrees import ensure_worktree
+from baton.errors import BatonError, StateFileError
+from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
+from baton.orchestrator.driver_lock import current_driver
+from baton.orchestrator.state import FinalStatus, read_state_json
+
+__all__ = [
+    "DEFAULT_STATE_FILE_NAME",
+    "FeatureJob",
+    "FeatureOutcome",
+    "Progress",
+    "close_session",
+    "close_session_of",
+    "read_progress",
+    "run_feature_job",
+]
+
+_PROGRESS_SECONDS = 1.0
+_STOP_GRACE_SECONDS = 60.0
+_DRIVER_WAIT_SECONDS = 30.0
+_PR_SET_PDEATHSIG = 1
+_PROMPT_NAME = "batch-prompt.md"
+_CONFIG_NAME = "batch-config.json"
+LOG_NAME = "batch-run.log"
+
+
+@dataclass(frozen=True)
+class FeatureJob:
+    """Everything one feature's loop needs, as plain data (picklable)."""
+
+    name: str
+    repo_root: str
+    base: str  # a commit
+    branch: str
+    worktree: str
+    prompt: str
+    env: Mapping[str, str]  # the loop's environment: batch defaults and the feature's settings
+    agents: Mapping[str, Any] = field(default_factory=dict)
+    providers: tuple[str, ...] = ()  # every provider its terminals run (for per-provider caps)
+    keep_agents: bool = False
+
+    @property
+    def state_file(self) -> Path:
+        return Path(self.worktree) / ".tmp" / DEFAULT_STATE_FILE_NAME
+
+    @property
+    def log_file(self) -> Path:
+        return Path(self.worktree) / ".tmp" / LOG_NAME
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a feature's loop stands, from its state file and run record."""
+
+    round: int = 0
+    phase: str = ""
+    final_status: str = ""
+    exit_complete: bool | None = None
+    tokens: int = 0
+    cost_usd: float = 0.0
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class FeatureOutcome:
+    """How a feature's job ended: PASS, FAIL, error or cancelled, and one line why."""
+
+    status: str
+    exit_code: int | None
+    detail: str
+    progress: Progress
+    job_seconds: float = 0.0  # the whole job: worktree, the loop, closing its session
+    loop_seconds: float = 0.0  # the `baton run` subprocess alone
+
+
+def read_progress(state_file: Path) -> Progress:
+    """The loop's position and spend; an empty Progress when no state was saved yet."""
+    from baton.cockpit.record import load_run  # the cockpit reads what the loop leaves
+
+    try:
+        data = read_state_json(state_file) if state_file.is_file() else None
+        record = load_run(state_file) if data is not None else None
+    except (StateFileError, OSError):
+        return Progress()
+    if data is None or record is None:
+        return Progress()
+    usage = record.total_tokens()
+    commits = [e.get("commit") for e in record.events if e.get("event") == "git_commit"]
+    return Progress(
+        round=int(data.get("current_round") or 0),
+        phase=str(data.get("current_phase") or ""),
+        final_status=str(data.get("final_status") or ""),
+        exit_complete=data.get("exit_complete"),
+        tokens=usage.total,
+        cost_usd=usage.cost_usd or 0.0,
+        commit=str(commits[-1]) if commits and commits[-1] else None,
+    )
+
+
+def run_feature_job(
+    job: FeatureJob,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> FeatureOutcome:
+    """Run (or resume) one feature's `baton run` to its end; never raises for the loop's sake."""
+    started = time.monotonic()
+    outcome = _run_job(job, on_progress, should_stop)
+    return dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
+
+
+def _run_job(
+    job: FeatureJob,
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> FeatureOutcome:
+    try:
+        ensure_worktree(Path(job.repo_root), Path(job.worktree), job.branch, job.base)
+        done = _already_finished(job)
+        if done is not None:
+            return done
+        _wait_for_previous_driver(job)
+        command, env = _command(job)
+    except (BatonError, OSError) as error:
+        return FeatureOutcome("error", None, str(error), read_progress(job.state_file))
+    outcome = _drive(job, command, env, on_progress, should_stop or (lambda: False))
+    if not job.keep_agents and outcome.status != "stopped":
+        close_session(job)
+    return outcome
+
+
+def _already_finished(job: FeatureJob) -> FeatureOutcome | None:
+    progress = read_progress(job.state_file)
+    if progress.final_status in (FinalStatus.PASS, FinalStatus.FAIL) and progress.exit_complete:
+        return FeatureOutcome(progress.final_status, None, "already finished", progress)
+    return None
+
+
+def _wait_for_previous_driver(job: FeatureJob) -> None:
+    """A loop left by a killed batch may still be saving its state: let it finish first."""
+    deadline = time.monotonic() + _DRIVER_WAIT_SECONDS
+    while (holder := current_driver(job.state_file)) is not None:
+        if time.monotonic() > deadline:
+            raise StateFileError(f"{job.state_file} is still driven by {holder.describe()}")
+        time.sleep(0.2)
+
+
+def _command(job: FeatureJob) -> tuple[list[str], dict[str, str]]:
+    tmp = Path(job.worktree) / ".tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    prompt_file = tmp / _PROMPT_NAME
+    prompt_file.write_text(job.prompt, encoding="utf-8")
+    env = dict(job.env)
+    for name in ("PROMPT", "STATE_FILE", "RESUME"):
+        env.pop(name, None)
+    env.update(WD=job.worktree, PROMPT_FILE=str(prompt_file), POST_GIT_COMMIT="1")
+    command = [sys.executable, "-m", "baton", "run"]
+    if job.agents:
+        config = tmp / _CONFIG_NAME
+        config.write_text(json.dumps({"agents": dict(job.agents)}), encoding="utf-8")
+        command.append(str(config))
+    return command, env
+
+
+def close_session(job: FeatureJob) -> None:
+    """The loop's agents have exited (CLEANUP_ON_EXIT); now close its session and panes.
+
+    A loop stopped to be resumed keeps its session; a cancelled one is closed by the batch.
+    """
+    close_session_of(job.state_file, job.env.get("API"), job.env.get("BATON_TOKEN"))
+
+
+def close_session_of(state_file: Path, api: str | None, token: str | None) -> None:
+    """`DELETE /sessions/{name}` for the session a state file names; quiet on any failure."""
+    try:
+        session = str(read_state_json(state_file).get("session_name") or "")
+    except (StateFileError, OSError):
+        return
+    if not session or not api:
+        return
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.delete(f"{api.rstrip('/')}/sessions/{session}", headers=headers, timeout=30)
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the thread that started it dies (a killed batch)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _drive(
+    job: FeatureJob,
+    command: list[str],
+    env: dict[str, str],
+    on_progress: Callable[[Progress], None] | None,
+    should_stop: Callable[[], bool],
+) -> FeatureOutcome:
+    stopped = False
+    started = time.monotonic()
+    with job.log_file.open("ab") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=job.worktree,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent,
+            start_new_session=True,  # a Ctrl-C reaches the batch, which stops it in order
+        )
+        while True:
+            try:
+                code = process.wait(timeout=_PROGRESS_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if on_progress is not None:
+                on_progress(read_progress(job.state_file))
+            if not stopped and should_stop():
+                stopped = True
+                process.send_signal(signal.SIGTERM)  # it saves its state, cleans up, exits
+                _wait_or_kill(process)
+    outcome = _outcome(job, code if not stopped else process.returncode, stopped)
+    return dataclasses.replace(outcome, loop_seconds=time.monotonic() - started)
+
+
+def _wait_or_kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=_STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _outcome(job: FeatureJob, code: int | None, stopped: bool) -> FeatureOutcome:
+    progress = read_progress(job.state_file)
+    if progress.final_status in (FinalStatus.PASS, FinalStatus.FAIL):
+        detail = f"{progress.final_status} in round {progress.round}"
+        return FeatureOutcome(progress.final_status, code, detail, progress)
+    if stopped:
+        return FeatureOutcome("stopped", code, "stopped; its state file resumes it", progress)
+    return FeatureOutcome("error", code, _last_error(job.log_file, code), progress)
+
+
+def _last_error(log_file: Path, code: int | None) -> str:
+    """The loop's own one-line error from its log, else its exit code."""
+    try:
+        lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in reversed(lines):
+        if line.startswith("baton: "):
+            return line.removeprefix("baton: ")
+    return f"baton run exited with {code} (see {log_file})"
