@@ -4,11 +4,17 @@ Deleting a terminal stops following it, stops the CLI and its process tree (and 
 process carrying the terminal's marker variable), removes the window, its token and
 (unless transcripts are kept) its runtime folder, and removes the session once its last
 terminal is gone.
+
+A server killed between starting a CLI's window and recording its terminal leaves a pane
+no API call can reach; `close_unrecorded` stops such panes when the next server starts,
+and drops a session recorded without any terminal, so a repeated create finds its name
+free.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 
 from baton.server.creation import TERMINAL_ID_VARIABLE
 from baton.server.live import ScreenWatcher
@@ -17,9 +23,11 @@ from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
-from baton.server.tmux import TmuxServer
+from baton.server.tmux import PaneInfo, PaneRef, TmuxServer
 
 __all__ = ["TerminalLifecycle"]
+
+logger = logging.getLogger("baton.server")
 
 
 class TerminalLifecycle:
@@ -67,3 +75,32 @@ class TerminalLifecycle:
             self.tmux.kill_window(record.pane)
             self.runtime.discard(record.id)
             self._on_stopped(record)
+
+    def close_unrecorded(self, panes: Mapping[str, PaneInfo]) -> list[str]:
+        """Stop every pane bound to a terminal the registry does not know; their ids.
+
+        Such a pane was made by a server that died before it recorded the terminal: its
+        CLI (and whatever it started) is stopped and its window closed. Sessions the
+        registry holds without a terminal are forgotten (and closed in tmux) too.
+        """
+        known = {record.id for record in self.registry.terminals()}
+        closed = []
+        for info in panes.values():
+            if not info.terminal_id or info.terminal_id in known:
+                continue
+            logger.warning(
+                "closing tmux pane %s of terminal %s, which was started but never recorded",
+                info.pane_id,
+                info.terminal_id,
+            )
+            if info.pid is not None and not info.dead:
+                kill_process_tree(info.pid)
+            kill_processes_with_env(TERMINAL_ID_VARIABLE, info.terminal_id)
+            self.tmux.kill_window(PaneRef(pane_id=info.pane_id, terminal_id=info.terminal_id))
+            closed.append(info.terminal_id)
+        sessions_in_use = {record.session_name for record in self.registry.terminals()}
+        for session in self.registry.sessions():
+            if session.name not in sessions_in_use:
+                self.tmux.kill_session(session.name)
+                self.registry.remove_session(session.name)
+        return closed

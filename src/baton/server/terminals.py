@@ -182,11 +182,13 @@ class TerminalService:
     def discard_files(self, record: TerminalRecord) -> None:
         """A deleted terminal's token stops working; its runtime folder (pane log, the
         CLI's records) goes too, unless the server keeps transcripts."""
+        self._discard(record.id, Path(record.runtime_dir))
+
+    def _discard(self, terminal_id: str, runtime_dir: Path) -> None:
         if self.terminal_tokens is not None:
-            self.terminal_tokens.revoke(record.id)
+            self.terminal_tokens.revoke(terminal_id)
         if self.keep_transcripts:
             return
-        runtime_dir = Path(record.runtime_dir)
         if runtime_dir.parent == self.state_dir / "terminals":  # never outside our own tree
             shutil.rmtree(runtime_dir, ignore_errors=True)
 
@@ -235,9 +237,13 @@ class TerminalService:
         )
 
     def _adopt_existing(self) -> None:
-        """Follow the terminals a previous server left running (seeded from tmux)."""
+        """Follow the terminals a previous server left running (seeded from tmux); stop the
+        panes it started but never recorded (see `TerminalLifecycle.close_unrecorded`)."""
+        panes = self.tmux.list_panes() if self.tmux.is_running() else {}
+        for terminal_id in self.lifecycle.close_unrecorded(panes or {}):
+            self._discard(terminal_id, self.state_dir / "terminals" / terminal_id)
         records = self.registry.terminals()
-        panes = (self.tmux.list_panes() or {}) if records else {}
+        panes = panes or {}
         for record in records:
             try:
                 provider, ctx = self.runtime.provider(record)
