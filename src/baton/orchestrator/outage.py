@@ -65,6 +65,11 @@ class OutageWindow:
         self._cause = ""
         self._told_long = False
 
+    def shorten(self, seconds: float) -> None:
+        """Wait at most `seconds` from now on (an exiting run must not sit out a long window)."""
+        with self._lock:
+            self.seconds = min(self.seconds, seconds)
+
     @property
     def down(self) -> bool:
         """Whether an outage is under way (a call failed and none has been answered since)."""

@@ -82,7 +82,7 @@ class Run:
 @contextmanager
 def _run(tmp_path: Path, server: ServerProcess, **settings: str) -> Iterator[Run]:
     project = write_sample_project(tmp_path / "project")
-    env = scripted_run_env(server.base_url, project, CLEANUP_ON_EXIT="0", **settings)
+    env = scripted_run_env(server.base_url, project, **{"CLEANUP_ON_EXIT": "0", **settings})
     stderr_path = tmp_path / "run.stderr"
     with stderr_path.open("w") as stderr:
         process = subprocess.Popen(
@@ -284,3 +284,22 @@ def test_past_the_window_the_run_stops_in_one_line_and_resumes_later(tmp_path: P
         )
         assert again.returncode == 0, again.stderr
         assert run.state()["final_status"] == "PASS"
+
+
+def test_a_run_stopped_while_its_server_is_away_does_not_sit_out_the_window(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM during an outage: the state is saved, and the exit's clean-up gives up on the
+    absent server after a few seconds instead of the whole SERVER_OUTAGE_SECONDS."""
+    with (
+        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
+        _run(tmp_path, server, CLEANUP_ON_EXIT="1") as run,
+    ):
+        _wait(lambda: _working(run, "analyst"))
+        server.kill()
+        _wait(lambda: "not answering; waiting up to 10m00s" in run.log(), timeout=60)
+        run.process.send_signal(signal.SIGTERM)
+        assert run.process.wait(timeout=120) == 143, run.log()
+        assert "could not exit analyst terminal" in run.log()
+        assert run.state()["final_status"] == "RUNNING"
+        assert "run `baton run` again to resume" in run.log()
