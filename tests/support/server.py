@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -28,6 +29,7 @@ from baton.server.processes import kill_processes_with_env
 
 __all__ = [
     "ServerProcess",
+    "create_scripted_terminal",
     "free_port",
     "kill_marked_processes",
     "listens_on",
@@ -272,3 +274,25 @@ def wait_for_status(
             return status
         time.sleep(0.05)
     return status
+
+
+def create_scripted_terminal(
+    client: httpx.Client,
+    directory: Path,
+    *,
+    profile: str = "programmer",
+    session_name: str | None = None,
+    **params: str,
+) -> dict[str, Any]:
+    """A scripted agent in `directory`: a new session, or one more terminal in
+    `session_name`; the terminal's JSON (its 201 checked)."""
+    path = f"/sessions/{session_name}/terminals" if session_name else "/sessions"
+    query = {
+        "agent_profile": profile,
+        "provider": "scripted",
+        "working_directory": str(directory),
+        **params,
+    }
+    created = client.post(path, params=query)
+    assert created.status_code == 201, created.text
+    return dict(created.json())

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.support.server import ServerProcess, running_baton_server
+from tests.support.server import ServerProcess, create_scripted_terminal, running_baton_server
 
 MASTER = "master-" + secrets.token_hex(16)
 
@@ -27,22 +27,6 @@ MASTER = "master-" + secrets.token_hex(16)
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
     with running_baton_server(tmp_path, env={"BATON_TOKEN": MASTER}) as running:
         yield running
-
-
-def _create(client: httpx.Client, directory: Path, **params: str) -> dict:
-    session = params.pop("session_name", None)
-    path = f"/sessions/{session}/terminals" if session else "/sessions"
-    response = client.post(
-        path,
-        params={
-            "agent_profile": "programmer",
-            "provider": "scripted",
-            "working_directory": str(directory),
-            **params,
-        },
-    )
-    assert response.status_code == 201, response.text
-    return response.json()
 
 
 def _descendants(pid: int) -> list[int]:
@@ -84,8 +68,8 @@ def test_no_agent_process_tmux_or_file_holds_the_master_token(
     server: ServerProcess, tmp_path: Path
 ) -> None:
     with server.client() as client:
-        first = _create(client, tmp_path)
-        _create(client, tmp_path, session_name=first["session_name"])
+        first = create_scripted_terminal(client, tmp_path)
+        create_scripted_terminal(client, tmp_path, session_name=first["session_name"])
     processes = _pane_processes(server)
     assert len(processes) >= 2
     for pid in processes:
@@ -112,14 +96,18 @@ def test_a_terminal_token_does_its_own_acts_and_nothing_else(
     server: ServerProcess, tmp_path: Path
 ) -> None:
     with server.client() as master:
-        supervisor = _create(master, tmp_path)
-        stranger = _create(master, tmp_path)  # another session, nothing to do with it
+        supervisor = create_scripted_terminal(master, tmp_path)
+        stranger = create_scripted_terminal(
+            master, tmp_path
+        )  # another session, nothing to do with it
     token = _environ(_pane_pid(server, supervisor))["BATON_TERMINAL_TOKEN"]
     own, other = supervisor["id"], stranger["id"]
     with httpx.Client(base_url=server.base_url, headers=_bearer(token), timeout=60) as agent:
         assert agent.get(f"/terminals/{own}").status_code == 200
         # handoff/assign: a worker in its own session, naming itself as caller
-        worker = _create(agent, tmp_path, session_name=supervisor["session_name"], caller_id=own)
+        worker = create_scripted_terminal(
+            agent, tmp_path, session_name=supervisor["session_name"], caller_id=own
+        )
         sent = agent.post(f"/terminals/{worker['id']}/input", params={"message": "hello"})
         assert sent.status_code == 200, sent.text
         assert (
@@ -202,7 +190,7 @@ def test_a_tmux_server_started_with_the_token_is_cleaned_when_adopted(tmp_path: 
         with running_baton_server(tmp_path, env=env) as server, server.client() as client:
             server.tmux_socket = sock
             assert MASTER not in server.tmux("show-environment", "-g")
-            terminal = _create(client, tmp_path)
+            terminal = create_scripted_terminal(client, tmp_path)
             assert "BATON_TOKEN" not in _environ(_pane_pid(server, terminal))
     finally:
         subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, timeout=30)

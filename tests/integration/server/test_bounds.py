@@ -20,28 +20,20 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.support.server import ServerProcess, running_baton_server, wait_for_status
-
-
-def _create(client: httpx.Client, directory: Path, profile: str = "programmer") -> dict:
-    created = client.post(
-        "/sessions",
-        params={
-            "agent_profile": profile,
-            "provider": "scripted",
-            "working_directory": str(directory),
-        },
-    )
-    assert created.status_code == 201, created.text
-    return created.json()
+from tests.support.server import (
+    ServerProcess,
+    create_scripted_terminal,
+    running_baton_server,
+    wait_for_status,
+)
 
 
 def test_a_deleted_terminal_leaves_no_runtime_folder(
     baton_server: ServerProcess, tmp_path: Path
 ) -> None:
     with baton_server.client() as client:
-        alone = _create(client, tmp_path)
-        in_session = _create(client, tmp_path)
+        alone = create_scripted_terminal(client, tmp_path)
+        in_session = create_scripted_terminal(client, tmp_path)
         folders = [baton_server.state_dir / "terminals" / t["id"] for t in (alone, in_session)]
         assert all((folder / "pane.log").is_file() for folder in folders)
         assert client.delete(f"/terminals/{alone['id']}").status_code == 200
@@ -54,7 +46,7 @@ def test_keep_transcripts_keeps_the_folder(tmp_path: Path) -> None:
         running_baton_server(tmp_path, env={"BATON_KEEP_TRANSCRIPTS": "1"}) as server,
         server.client() as client,
     ):
-        terminal = _create(client, tmp_path)
+        terminal = create_scripted_terminal(client, tmp_path)
         folder = server.state_dir / "terminals" / terminal["id"]
         assert client.delete(f"/terminals/{terminal['id']}").status_code == 200
         assert (folder / "pane.log").stat().st_size > 0
@@ -67,7 +59,7 @@ def test_a_pane_log_is_rotated_at_its_limit_and_the_terminal_works_on(tmp_path: 
     response = tmp_path / ".tmp" / "agent-responses" / "analyst_summary.md"
     env = {"BATON_MAX_PANE_LOG_BYTES": str(LIMIT)}
     with running_baton_server(tmp_path, env=env) as server, server.client() as client:
-        terminal = _create(client, tmp_path, "system_analyst")["id"]
+        terminal = create_scripted_terminal(client, tmp_path, profile="system_analyst")["id"]
         folder = server.state_dir / "terminals" / terminal
         largest = 0
         for turn in range(1, 40):

@@ -17,25 +17,12 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.support.server import ServerProcess, wait_for_status
+from tests.support.server import ServerProcess, create_scripted_terminal, wait_for_status
 
 from baton.server import events_routes
 from baton.server.app import ServerOptions, run_server_in_thread
 
 pytestmark = pytest.mark.tmux
-
-
-def _create(client: httpx.Client, directory: Path) -> dict[str, Any]:
-    created = client.post(
-        "/sessions",
-        params={
-            "agent_profile": "programmer",
-            "provider": "scripted",
-            "working_directory": str(directory),
-        },
-    )
-    assert created.status_code == 201, created.text
-    return created.json()
 
 
 class EventReader:
@@ -87,7 +74,7 @@ class EventReader:
 
 def test_a_status_change_arrives_on_the_stream(baton_server: ServerProcess, tmp_path: Path) -> None:
     with baton_server.client() as client:
-        terminal = _create(client, tmp_path)
+        terminal = create_scripted_terminal(client, tmp_path)
         reader = EventReader(baton_server, terminal_id=terminal["id"])
         try:
             assert reader.content_type.startswith("text/event-stream")
@@ -120,11 +107,11 @@ def test_the_stream_filters_by_session_and_announces_launches(
     baton_server: ServerProcess, tmp_path: Path
 ) -> None:
     with baton_server.client() as client:
-        first = _create(client, tmp_path)
+        first = create_scripted_terminal(client, tmp_path)
         reader = EventReader(baton_server, session_name=first["session_name"])
         try:
             assert reader.next()["terminal_id"] == first["id"]  # its current status
-            other = _create(client, tmp_path)  # another session: not heard
+            other = create_scripted_terminal(client, tmp_path)  # another session: not heard
             added = client.post(
                 f"/sessions/{first['session_name']}/terminals",
                 params={"agent_profile": "tester", "provider": "scripted"},
@@ -142,7 +129,7 @@ def test_the_stream_filters_by_session_and_announces_launches(
 
 def test_a_cli_that_exits_is_reported_as_error(baton_server: ServerProcess, tmp_path: Path) -> None:
     with baton_server.client() as client:
-        terminal = _create(client, tmp_path)
+        terminal = create_scripted_terminal(client, tmp_path)
         reader = EventReader(baton_server, terminal_id=terminal["id"])
         try:
             assert reader.next()["status"] == "idle"
@@ -155,7 +142,7 @@ def test_a_cli_that_exits_is_reported_as_error(baton_server: ServerProcess, tmp_
 
 def test_long_poll_returns_at_the_change(baton_server: ServerProcess, tmp_path: Path) -> None:
     with baton_server.client() as client:
-        terminal = _create(client, tmp_path)
+        terminal = create_scripted_terminal(client, tmp_path)
         url = f"/terminals/{terminal['id']}/status/wait"
 
         # Already different from `since`: answered at once, the same JSON as GET (but for
