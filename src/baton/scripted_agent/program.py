@@ -86,7 +86,8 @@ class ScriptedAgent:
         self.usage = UsageRecorder(usage_file)
         self.parser = KeyParser()
         self.buffer = ""
-        self.received = 0
+        # Numbered on after what an earlier CLI in this terminal received (a restart).
+        self.received = _last_transcript_number(transcript_dir)
 
     # -- output ---------------------------------------------------------------------
 
@@ -310,6 +311,14 @@ class ScriptedAgent:
             return
         private_dir(self.transcript_dir)
         write_private(self.transcript_dir / f"{self.received:04d}.txt", message.encode("utf-8"))
+
+
+def _last_transcript_number(transcript_dir: Path | None) -> int:
+    """The highest `NNNN` among the kept messages, 0 when there are none."""
+    if transcript_dir is None or not transcript_dir.is_dir():
+        return 0
+    numbers = [int(path.stem) for path in transcript_dir.glob("*.txt") if path.stem.isdigit()]
+    return max(numbers, default=0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,6 +134,9 @@ class TerminalCreator:
             raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
         with self._guard:
             session = self._claim_session(session_name, new_session=new_session)
+            # A session tmux lost with its server is made again, as a restart does (the
+            # terminals it had stay dead: their panes are gone, see tmux.py's binding).
+            tmux_session_new = new_session or not self.tmux.has_session(session)
             if working_directory is None and not new_session:
                 # A terminal added to a session starts where the session's first one did.
                 siblings = self.registry.terminals(session)
@@ -169,7 +172,7 @@ class TerminalCreator:
             window = self.tmux.create_window(
                 session=session,
                 window_name=_window_name(profile.name, terminal_id),
-                new_session=new_session,
+                new_session=tmux_session_new,
                 terminal_id=terminal_id,
                 working_directory=directory,
                 argv=spec.argv,
@@ -243,8 +246,6 @@ class TerminalCreator:
         if not new_session:
             if session_name is None or self.registry.get_session(session_name) is None:
                 raise NotFoundError(f"session {session_name!r} not found")
-            if not self.tmux.has_session(session_name):
-                raise NotFoundError(f"session {session_name!r} no longer exists in tmux")
             return session_name
         if session_name is None:
             session_name = SESSION_PREFIX + secrets.token_hex(4)

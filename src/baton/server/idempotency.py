@@ -27,6 +27,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from baton.errors import StorageFullError
 from baton.server.registry import Registry
 
 __all__ = ["IDEMPOTENCY_HEADER", "STATUS_HEADER", "IdempotencyMiddleware", "outcome_if_cut_off"]
@@ -72,7 +73,13 @@ class IdempotencyMiddleware:
         key = f"{scope['method']} {scope['path']} {header}"
         while (running := self._running.get(key)) is not None:
             await running.wait()  # the same key under way in this process: wait for it
-        earlier = self.registry.claim_key(key, self.boot)
+        try:
+            earlier = self.registry.claim_key(key, self.boot)
+        except StorageFullError as error:
+            # Answered here: raised out of a middleware, it would be answered and then the
+            # connection dropped under the client's next request (see routes/errors.py).
+            await _answer(send, error.status_code, {"detail": error.detail()})
+            return
         if earlier is not None:
             await self._repeat(send, earlier)
             return

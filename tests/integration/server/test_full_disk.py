@@ -8,9 +8,15 @@ on a full disk.
 
 from __future__ import annotations
 
+import http.client
+import json
 import resource
+import select
+import socket
+import time
 from pathlib import Path
 
+import pytest
 from tests.support.server import ServerProcess
 
 
@@ -51,3 +57,52 @@ def test_a_full_state_dir_is_507_with_one_line_and_passes(
         )
         assert again.status_code == 200, again.text
         assert client.get(f"/terminals/{terminal}").status_code == 200
+
+
+def _closed_by_server(connection: http.client.HTTPConnection) -> bool:
+    """True when the server has closed the kept-alive connection after its answer."""
+    sock = connection.sock
+    if sock is None:
+        return True
+    time.sleep(0.5)  # uvicorn closes right after the answer, when it does
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["plain", "idempotency-key"])
+def test_a_507_keeps_the_connection_open(
+    baton_server: ServerProcess, tmp_path: Path, keyed: bool
+) -> None:
+    """A full disk met outside the registry (a runtime file) or by the idempotency record
+    is answered 507 like any other answer: the client's kept-alive connection stays open,
+    so its next request is not reset."""
+    with baton_server.client() as client:
+        created = client.post(
+            "/sessions",
+            params={
+                "agent_profile": "tester",
+                "provider": "scripted",
+                "working_directory": str(tmp_path),
+            },
+        )
+        assert created.status_code == 201, created.text
+        terminal = created.json()["id"]
+    assert baton_server.process is not None
+    pid = baton_server.process.pid
+    connection = http.client.HTTPConnection("127.0.0.1", baton_server.port, timeout=60)
+    limits = resource.prlimit(pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(pid, resource.RLIMIT_FSIZE, (16, limits[1]))  # every file is full
+    try:
+        # The restart writes the CLI's instruction file before any registry write.
+        headers = {"Idempotency-Key": "full-disk"} if keyed else {}
+        connection.request("POST", f"/terminals/{terminal}/restart", headers=headers)
+        answer = connection.getresponse()
+        body = answer.read().decode()
+        closed = _closed_by_server(connection)
+    finally:
+        resource.prlimit(pid, resource.RLIMIT_FSIZE, limits)
+        connection.close()
+    assert answer.status == 507, body
+    detail = json.loads(body)["detail"]
+    assert detail.startswith("cannot write the server's state") and "\n" not in detail
+    assert not closed

@@ -150,3 +150,34 @@ def test_a_restarted_dead_terminal_gets_a_pane_of_its_own(
         assert baton_server.terminal_pane(a) is None
         assert baton_server.pane_pid(c_pane) == c_pid
         assert client.get(f"/terminals/{c}").json()["status"] in ("idle", "completed")
+
+
+def test_a_terminal_added_to_a_session_tmux_lost_makes_the_session_again(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    """A team half made when the tmux server died goes on: the next terminal of the
+    session gets the session made again (as a restart does), in the session's directory,
+    and the dead one stays dead until restarted."""
+    directory = tmp_path / "team #{pane_pid} dir"
+    directory.mkdir()
+    with baton_server.client() as client:
+        first = _create(client, "team-a", directory)["id"]
+        _kill_tmux_server(baton_server)
+        assert wait_for_status(client, first, {"error"}) == "error"
+        added = client.post(
+            "/sessions/team-a/terminals",
+            params={"agent_profile": "tester", "provider": "scripted"},
+        )
+        assert added.status_code == 201, added.text
+        second = added.json()["id"]
+        assert added.json()["session_name"] == "team-a"
+        pane = baton_server.terminal_pane(second)
+        assert pane is not None
+        assert os.readlink(f"/proc/{baton_server.pane_pid(pane)}/cwd") == str(directory)
+        assert "team-a" in baton_server.tmux("list-sessions", "-F", "#{session_name}").split()
+        sent = client.post(f"/terminals/{second}/input", params={"message": "hello"})
+        assert sent.status_code == 200, sent.text
+        assert wait_for_status(client, second, {"completed"}) == "completed"
+        assert client.get(f"/terminals/{first}").json()["status"] == "error"
+        listed = [t["id"] for t in client.get("/sessions/team-a/terminals").json()]
+        assert listed == [first, second]

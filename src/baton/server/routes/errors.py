@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -20,6 +21,11 @@ def install_error_handlers(app: FastAPI) -> None:
     """Map Baton's errors, validation failures and surprises to JSON responses."""
     app.add_exception_handler(ServerError, _server_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _invalid)  # type: ignore[arg-type]
+    # OSError and sqlite's errors (a full disk: 507) are answered by the handler inside the
+    # middleware stack; one for `Exception` alone would re-raise after answering, and
+    # uvicorn then closes the kept-alive connection under the client's next request.
+    app.add_exception_handler(OSError, _unexpected)
+    app.add_exception_handler(sqlite3.Error, _unexpected)
     app.add_exception_handler(Exception, _unexpected)
 
 
