@@ -30,7 +30,7 @@ from baton.batch.job import (
     close_session,
 )
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
-from baton.batch.notify import notify_batch_end
+from baton.batch.notify import BatchNotifier
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
 from baton.batch.server import BatchServer
@@ -126,6 +126,7 @@ class BatchRunner:
         self._progress_lock = threading.Lock()
         self.stop_signal: int | None = None
         self.budget_reached = False
+        self.notifier: BatchNotifier | None = None
 
     # -- building jobs -------------------------------------------------------------------
 
@@ -159,6 +160,15 @@ class BatchRunner:
         return self._run_locked()
 
     def _run_locked(self) -> int:
+        self.notifier = BatchNotifier(
+            self.batch.id, {**self.environ, **self.options.settings}, self.log
+        )
+        try:
+            return self._run_notifying(self.notifier)
+        finally:
+            self.notifier.close()
+
+    def _run_notifying(self, notifier: BatchNotifier) -> int:
         with self._signals():
             server: BatchServer | None = None
             api = self.options.api
@@ -177,8 +187,7 @@ class BatchRunner:
                 if server is not None:
                     server.stop()
         if self.batch.status != "stopped":  # its end, or its budget: a person should know
-            env = {**self.environ, **self.options.settings}
-            notify_batch_end(self.batch, env, self.log)
+            notifier.batch_end(self.batch)
         return self._exit_code()
 
     def _requeue_orphans(self) -> None:
@@ -272,11 +281,18 @@ class BatchRunner:
             else:
                 record.move(FeatureStatus.QUEUED)
             self.log.info(f"{record.name}: {record.status} ({outcome.detail})")
+            self._notify_end(record)
             return
         status = {"PASS": FeatureStatus.PASS, "FAIL": FeatureStatus.FAIL}.get(outcome.status)
         record.move(status or FeatureStatus.ERROR)
         record.error = None if status else outcome.detail
         self.log.info(f"{record.name}: {record.status} — {outcome.detail}")
+        self._notify_end(record)
+
+    def _notify_end(self, record: FeatureRecord) -> None:
+        """An `error` or `cancelled` end its loop did not notify: the batch does, once."""
+        if self.notifier is not None:
+            self.notifier.feature_end(record)
 
     def _apply_requests(self) -> None:
         for request in read_requests(self.batch_dir):
@@ -297,6 +313,7 @@ class BatchRunner:
             elif record.state == FeatureStatus.QUEUED:
                 record.move(FeatureStatus.CANCELLED)
                 record.error = "cancelled"
+                self._notify_end(record)
             elif name in self.handles:
                 self.cancelling.add(name)
                 self.backend.stop(self.handles[name])
