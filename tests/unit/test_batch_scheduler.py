@@ -57,7 +57,10 @@ class FakeBackend:
         self.hooks: dict[str, Callable[[Progress], None] | None] = {}
 
     def submit(
-        self, job: FeatureJob, on_progress: Callable[[Progress], None] | None = None
+        self,
+        job: FeatureJob,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_done: Callable[[], None] | None = None,
     ) -> FakeHandle:
         self.started.append(job.name)
         cost = self.progress_cost.get(job.name, 0.0)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -127,6 +126,7 @@ class BatchRunner:
         self.stop_signal: int | None = None
         self.budget_reached = False
         self.notifier: BatchNotifier | None = None
+        self._wake = threading.Event()  # a job ended: tick now, not at the next half second
 
     # -- building jobs -------------------------------------------------------------------
 
@@ -206,6 +206,7 @@ class BatchRunner:
         jobs = {r.name: self.job_for(r, api) for r in known}
         providers = {name: job.providers for name, job in jobs.items()}
         while True:
+            self._wake.clear()
             self._apply_requests()
             self._collect()
             self._check_budget()
@@ -226,10 +227,10 @@ class BatchRunner:
                     else:
                         _drop(record)
             self._apply_progress()
-            self.ledger.save(self.batch)
+            self.ledger.save_if_changed(self.batch)
             if not self.handles and (stopping or self.batch.all_final):
                 break
-            time.sleep(self.tick_seconds)
+            self._wake.wait(self.tick_seconds)
         if self.batch.all_final:
             self.batch.status = "done"
             passed = sum(r.state == FeatureStatus.PASS for r in self.batch.features)
@@ -242,7 +243,9 @@ class BatchRunner:
     def _start(self, record: FeatureRecord, job: FeatureJob) -> None:
         record.move(FeatureStatus.RUNNING)
         self.log.info(f"{record.name}: started on {record.branch} in {record.worktree}")
-        self.handles[record.name] = self.backend.submit(job, self._progress_hook(record.name))
+        self.handles[record.name] = self.backend.submit(
+            job, self._progress_hook(record.name), self._wake.set
+        )
 
     def _progress_hook(self, name: str) -> Callable[[Progress], None]:
         def hook(progress: Progress) -> None:
