@@ -2,8 +2,10 @@
 five agents (what `baton watch` shows), Esc comes back to the batch.
 
 Keys on the batch table: ↑/↓ (or k/j, Tab/shift-Tab) pick a feature, Enter (or →) opens
-it, q quits. In a loop: 1-5 or Tab pick an agent, as in `baton watch`; Esc (or b, ←) goes
-back to the table. A feature that has not started has no agents yet: the table says so.
+it, c cancels it and r retries it (each asks y to confirm; the request goes to the
+running driver, as `baton batch cancel`/`retry` do), q quits. In a loop: 1-5 or Tab
+pick an agent, as in `baton watch`; Esc (or b, ←) goes back to the table. A feature that
+has not started has no agents yet: the table says so.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from rich.text import Text
 from baton.batch.ledger import BatchRecord, Ledger
 from baton.batch.status import status_view
 from baton.cockpit.watch import KeyReader, Watcher, open_watcher, split_keys
-from baton.errors import StateFileError
+from baton.errors import BatonError, StateFileError
 
 __all__ = ["BatchWatch", "run_batch_watch"]
 
@@ -29,6 +31,7 @@ _DOWN = ("\x1b[B", "j", "\t")
 _UP = ("\x1b[A", "k", "\x1b[Z")
 _OPEN = ("\r", "\n", "\x1b[C", "l")
 _BACK = ("\x1b", "b", "B", "\x1b[D", "h")
+_STEER = {"c": "cancel", "r": "retry"}
 _FRAME_ROWS = 28  # a loop's frame without its screen tail, and the line naming the batch
 
 
@@ -45,6 +48,7 @@ class BatchWatch:
     loop_name: str = ""
     message: str = ""
     problem: str = ""
+    confirming: tuple[str, str] | None = None  # (action, feature) waiting for `y`
 
     # --- input ---
 
@@ -57,8 +61,16 @@ class BatchWatch:
                 self.close_loop()
                 return True
             return self.loop.handle_key(key)
+        if self.confirming is not None:
+            (action, name), self.confirming = self.confirming, None
+            self.message = self._steer(action, name) if key in ("y", "Y") else "not sent"
+            return True
         count = len(self.batch.features) if self.batch else 0
-        if count and key in _DOWN:
+        if count and key in _STEER:
+            name = self.batch.features[self.selected].name  # type: ignore[union-attr]
+            self.confirming = (_STEER[key], name)
+            self.message = f"{_STEER[key]} {name}? y to confirm, any other key not"
+        elif count and key in _DOWN:
             self.selected = (self.selected + 1) % count
             self.message = ""
         elif count and key in _UP:
@@ -88,6 +100,19 @@ class BatchWatch:
             self.message = f"{name}: {error}"
             return
         self.loop_name, self.message = name, ""
+
+    def _steer(self, action: str, name: str) -> str:
+        """`baton batch cancel`/`retry` for one feature; its one-line answer."""
+        from baton.batch.commands import request
+        from baton.batch.worktrees import Repository
+
+        assert self.batch is not None
+        try:
+            return request(Repository(Path(self.batch.repo)), self.batch.id, action, name)
+        except KeyError as error:
+            return str(error.args[0])
+        except BatonError as error:
+            return str(error)
 
     def close_loop(self) -> None:
         if self.loop is not None and self.loop.probe is not None:
@@ -120,7 +145,10 @@ class BatchWatch:
                 "   Esc: back to the batch · q quit",
             )
             return Group(title, self.loop.render())
-        footer = Text("keys: ↑/↓ pick a feature · Enter: its five agents · q quit", style="bold")
+        footer = Text(
+            "keys: ↑/↓ pick a feature · Enter: its five agents · c cancel · r retry · q quit",
+            style="bold",
+        )
         if self.message:
             footer.append(f"\n{self.message}", "yellow")
         if self.problem:

@@ -81,6 +81,20 @@ def test_batch_watch_rows_per_loop_and_drill_into_one(
         back = private_tmux.wait_for("keys: ↑/↓ pick a feature")
         assert "screen:" not in back and "▶ alpha" in back
 
+        # Steering: cancel beta from the table, confirmed; the running driver gets it.
+        requests = ledger.parent / "requests"
+        private_tmux.keys("Down", "c")
+        private_tmux.wait_for("cancel beta? y to confirm")
+        private_tmux.keys("n")
+        private_tmux.wait_for("not sent")
+        assert not list(requests.glob("*.json"))  # "n": nothing was sent
+        private_tmux.keys("c")
+        private_tmux.wait_for("cancel beta? y to confirm")
+        private_tmux.keys("y")
+        private_tmux.wait_for("cancel beta handed to its running driver")
+        sent = [json.loads(p.read_text()) for p in requests.glob("*.json")]
+        assert [(r["action"], r["feature"]) for r in sent] == [("cancel", "beta")], sent
+
         private_tmux.keys("q")
         for _ in range(100):
             if private_tmux.pane_dead():
