@@ -92,7 +92,9 @@ class Repository:
 @contextlib.contextmanager
 def _worktree_lock(repo: Repository) -> Iterator[None]:
     """One `git worktree` change at a time per repository: git's own bookkeeping in
-    `.git/worktrees/` is not safe against a concurrent add and prune."""
+    `.git/worktrees/` is not safe against a concurrent add and prune, nor two adds (an add
+    reads every other worktree's admin folder, which another add may be half-way writing:
+    `failed to read .git/worktrees/<name>/commondir`)."""
     fd = os.open(repo.common_dir / "baton-worktrees.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
