@@ -13,7 +13,6 @@ import contextlib
 import ctypes
 import dataclasses
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -45,7 +44,6 @@ __all__ = [
 _PROGRESS_SECONDS = 1.0
 _STOP_GRACE_SECONDS = 60.0
 _DRIVER_WAIT_SECONDS = 30.0
-_DRIVER_NUDGES = (3.0, 4.0)  # seconds into the wait: SIGTERM a killed batch's loop again
 _PR_SET_PDEATHSIG = 1
 _PROMPT_NAME = "batch-prompt.md"
 _CONFIG_NAME = "batch-config.json"
@@ -174,46 +172,12 @@ def _already_finished(job: FeatureJob) -> FeatureOutcome | None:
 
 
 def _wait_for_previous_driver(job: FeatureJob) -> None:
-    """A loop left by a killed batch may still be saving its state: let it finish first.
-
-    It got SIGTERM when its batch died, and its exit may be waiting on a server that died
-    with the batch (a run rides out an outage for SERVER_OUTAGE_SECONDS, even while closing
-    its agents): after a few seconds it is sent SIGTERM again, twice a second apart (a run
-    in its shutdown holds the first and takes the next as "stop at once"; its state is
-    already saved by then).
-    """
-    started = time.monotonic()
-    nudges = list(_DRIVER_NUDGES)
+    """A loop left by a killed batch may still be saving its state: let it finish first."""
+    deadline = time.monotonic() + _DRIVER_WAIT_SECONDS
     while (holder := current_driver(job.state_file)) is not None:
-        waited = time.monotonic() - started
-        if waited > _DRIVER_WAIT_SECONDS:
+        if time.monotonic() > deadline:
             raise StateFileError(f"{job.state_file} is still driven by {holder.describe()}")
-        if nudges and waited > nudges[0] and _is_leftover_loop(holder.pid):
-            nudges.pop(0)
-            with contextlib.suppress(OSError):
-                os.kill(holder.pid, signal.SIGTERM)
         time.sleep(0.2)
-
-
-def _is_leftover_loop(pid: int) -> bool:
-    """A `baton run` of this machine whose parent is gone (init adopted it): a loop whose
-    batch was killed — never a loop some running batch still drives."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    parent = next((line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), "")
-    is_run = command[1:4] == [b"-m", b"baton", b"run"]
-    return is_run and parent != "" and not _alive_batch(int(parent))
-
-
-def _alive_batch(pid: int) -> bool:
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return command[1:4] == [b"-m", b"baton", b"batch"]
 
 
 def _command(job: FeatureJob) -> tuple[list[str], dict[str, str]]:
