@@ -139,6 +139,17 @@ def _overhead(feature: dict) -> float:
     return float(feature["job_seconds"]) - float(feature["loop_seconds"])
 
 
+def _print_others(features: list[dict]) -> None:
+    """Every feature that did not pass, with its one line (a figure is only worth its PASSes)."""
+    for feature in features:
+        if feature["status"] != "PASS":
+            print(f"  {feature['name']}: {feature['status']} {feature.get('error') or ''}")
+            log = Path(feature["worktree"]) / ".tmp" / "batch-run.log"
+            if log.is_file():
+                for line in log.read_text(errors="replace").splitlines()[-4:]:
+                    print(f"    {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=8)
@@ -163,6 +174,7 @@ def main() -> None:
                 f"  GET /terminals/{{id}} under that load: p99 {p99:.1f} ms "
                 f"({len(latencies)} requests)"
             )
+            _print_others(_ledger(repo)["features"])
             if args.skip_large:
                 return
             repo, backlog = _sample(root / "large", args.large)
@@ -171,6 +183,7 @@ def main() -> None:
             passed = sum(f["status"] == "PASS" for f in features)
             loops = [float(f["loop_seconds"]) for f in features if f["status"] == "PASS"]
             overhead = [_overhead(f) for f in features if f["ended_at"]]
+            _print_others(features)
             print(
                 f"{args.large} features at --parallel {args.large_parallel}: {passed}/"
                 f"{args.large} PASS in {wall:.1f} s; serial sum of the loops {sum(loops):.1f} s"

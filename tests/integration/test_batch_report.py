@@ -83,3 +83,76 @@ def test_batch_watch_shows_one_features_agents_or_the_batch_table(tmp_path: Path
     waiting = subprocess.run([*command, "beta"], capture_output=True, text=True, env=env)
     assert waiting.returncode == 1
     assert waiting.stderr.startswith("baton: error: feature beta has not started yet")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_the_report_shows_each_features_whole_diff_per_file_as_text(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("x = 1\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "start")
+    repository = Repository(repo)
+    backlog = Backlog(tmp_path / "b", tuple(Feature(n, PROMPT) for n in ("alpha", "beta")))
+    batch = new_batch(repository, "b", backlog, "HEAD", BatchOptions(parallel=2))
+    alpha, beta = batch.features
+    hostile = "<script>document.body.setAttribute('data-owned','yes')</script>"
+    # alpha passed: its change is a commit on its branch, in its worktree.
+    _git(repo, "worktree", "add", "-q", "-b", alpha.branch, alpha.worktree, alpha.base)
+    alpha_tree = Path(alpha.worktree)
+    (alpha_tree / "app.py").write_text(f"x = 2\n# {hostile}\n")
+    (alpha_tree / "page.html").write_text(f"{hostile}\n")
+    _git(alpha_tree, "add", ".")
+    _git(alpha_tree, "commit", "-q", "-m", "alpha")
+    alpha.commit = _git(alpha_tree, "rev-parse", "HEAD")
+    # beta failed: its change is left uncommitted in its worktree; its run records are not.
+    _git(repo, "worktree", "add", "-q", "-b", beta.branch, beta.worktree, beta.base)
+    beta_tree = Path(beta.worktree)
+    (beta_tree / "app.py").write_text("x = 3\n")
+    (beta_tree / "new_module.py").write_text("def added():\n    return 'new'\n")
+    (beta_tree / ".tmp").mkdir()
+    (beta_tree / ".tmp" / "events.jsonl").write_text("{}\n")
+    for record, end in ((alpha, FeatureStatus.PASS), (beta, FeatureStatus.FAIL)):
+        record.move(FeatureStatus.RUNNING)
+        record.move(end)
+    Ledger(ledger_path(repository, "b")).save(batch)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "baton", "batch", "report", "b", "--repo", str(repo)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr
+    dom = dump_dom(repository.batch_dir("b") / "report.html")
+    assert "<script" not in dom and 'data-owned="yes"' not in dom
+    assert dom.count("&lt;script&gt;document.body") == 2  # both hostile lines, as text
+    section = r'<section class="feature-diff" id="diff-(\w+)">(.*?)</section>'
+    sections = re.findall(section, dom, re.S)
+    assert [name for name, _ in sections] == ["alpha", "beta"]
+    files = {
+        name: re.findall(r'class="file"><summary>([^ <]+) <span class="plus">\+(\d+)', body)
+        for name, body in sections
+    }
+    assert files == {
+        "alpha": [("app.py", "2"), ("page.html", "1")],
+        "beta": [("app.py", "1"), ("new_module.py", "2")],
+    }
+    alpha_body = dict(sections)["alpha"]
+    assert f"commit {alpha.commit[:12]}" in alpha_body
+    assert '<span class="del">-x = 1</span>' in alpha_body
+    assert '<span class="add">+x = 2</span>' in alpha_body
+    beta_body = dict(sections)["beta"]
+    assert "worktree" in beta_body and "events.jsonl" not in beta_body
+    assert "<span class=\"add\">+    return 'new'</span>" in beta_body

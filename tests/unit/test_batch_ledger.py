@@ -99,3 +99,16 @@ def test_default_parallel_is_bounded_by_cores_memory_and_eight() -> None:
     assert default_parallel(cores=16, available_bytes=64 * GiB) == 8
     assert default_parallel(cores=16, available_bytes=2 * GiB) == 3
     assert default_parallel(cores=16, available_bytes=100) == 1
+
+
+def test_save_if_changed_writes_only_when_more_than_the_time_changed(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "batch.json")
+    batch = _batch("one")
+    ledger.save_if_changed(batch)  # the first save always writes
+    first = ledger.path.stat().st_ino
+    ledger.save_if_changed(batch)
+    assert ledger.path.stat().st_ino == first  # nothing changed: no new file renamed in
+    batch.feature("one").tokens = 7
+    ledger.save_if_changed(batch)
+    assert ledger.path.stat().st_ino != first
+    assert json.loads(ledger.path.read_text())["features"][0]["tokens"] == 7

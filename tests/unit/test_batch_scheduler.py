@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from collections.abc import Callable
@@ -57,7 +58,10 @@ class FakeBackend:
         self.hooks: dict[str, Callable[[Progress], None] | None] = {}
 
     def submit(
-        self, job: FeatureJob, on_progress: Callable[[Progress], None] | None = None
+        self,
+        job: FeatureJob,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_done: Callable[[], None] | None = None,
     ) -> FakeHandle:
         self.started.append(job.name)
         cost = self.progress_cost.get(job.name, 0.0)
@@ -357,3 +361,23 @@ def test_status_watch_redraws_while_a_driver_holds_the_batch_and_ends_with_it(
     assert not watcher.is_alive()
     text = output.getvalue()
     assert "queued" in text and "running" in text and "no driver running" in text
+
+
+def test_a_worktree_removed_by_hand_is_added_again_on_its_existing_branch(
+    repo: Repository,
+) -> None:
+    from baton.batch.worktrees import ensure_worktree
+
+    repo.exclude_baton_dir()
+    head = subprocess.check_output(["git", "-C", str(repo.root), "rev-parse", "HEAD"], text=True)
+    worktree = repo.worktree_path("b", "alpha")
+    ensure_worktree(repo.root, worktree, "baton/alpha", head.strip())
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(worktree)]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "work"], check=True)
+    work = subprocess.check_output([*git, "rev-parse", "HEAD"], text=True)
+    shutil.rmtree(worktree)  # gone without `git worktree remove`: git still lists it
+
+    ensure_worktree(repo.root, worktree, "baton/alpha", head.strip())
+    assert subprocess.check_output([*git, "rev-parse", "HEAD"], text=True) == work
+    branch = subprocess.check_output([*git, "branch", "--show-current"], text=True)
+    assert branch.strip() == "baton/alpha"

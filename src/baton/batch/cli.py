@@ -305,30 +305,34 @@ def publish(
 @click.option("--once", is_flag=True, help="Draw once and exit.")
 @_REPO
 def watch(batch_id: str, feature: str | None, once: bool, repo: Path) -> None:
-    """Watch batch ID live: its table, or with FEATURE that loop's five agents (`baton watch`)."""
+    """Watch batch ID live: one row per loop; Enter opens a loop's five agents, Esc comes
+    back (with FEATURE: open on that loop). A pipe or --once gets one frame."""
 
     def action() -> int:
         from rich.console import Console
 
         from baton.batch.commands import load_batch
-        from baton.batch.status import render_status, watch_status
+        from baton.batch.status import render_status
+        from baton.batch.watch import run_batch_watch
         from baton.batch.worktrees import Repository
         from baton.cockpit.watch import run_watch
         from baton.errors import ConfigError
 
         ledger, record = load_batch(Repository(repo), batch_id)
-        if feature is None:
-            if once:
-                render_status(record, ledger.path, Console(), os.environ)
-            else:
-                watch_status(ledger, Console(), os.environ)
+        console = Console()
+        state_file = None
+        if feature is not None:
+            try:
+                state_file = Path(record.feature(feature).state_file)
+            except KeyError as error:
+                raise ConfigError(str(error.args[0])) from None
+            if not state_file.is_file():
+                raise ConfigError(f"feature {feature} has not started yet (no {state_file})")
+        if not once and console.is_terminal:
+            return run_batch_watch(ledger, os.environ, feature=feature, console=console)
+        if state_file is None:
+            render_status(record, ledger.path, console, os.environ)
             return 0
-        try:
-            state_file = Path(record.feature(feature).state_file)
-        except KeyError as error:
-            raise ConfigError(str(error.args[0])) from None
-        if not state_file.is_file():
-            raise ConfigError(f"feature {feature} has not started yet (no {state_file})")
-        return run_watch(state_file, os.environ, once=once, interval=1.0, lines=15)
+        return run_watch(state_file, os.environ, once=True, interval=1.0, lines=15)
 
     _exit(action)

@@ -127,31 +127,41 @@ def run_feature_job(
     job: FeatureJob,
     on_progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    on_outcome: Callable[[FeatureOutcome], None] | None = None,
 ) -> FeatureOutcome:
-    """Run (or resume) one feature's `baton run` to its end; never raises for the loop's sake."""
+    """Run (or resume) one feature's `baton run` to its end; never raises for the loop's sake.
+
+    The outcome is known when the loop has exited; `on_outcome` hears it then, before the
+    loop's session is closed (a server's `DELETE /sessions` takes a while), so a scheduler
+    can start the next feature meanwhile. `job_seconds` ends there too.
+    """
     started = time.monotonic()
-    outcome = _run_job(job, on_progress, should_stop)
-    return dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
+    outcome, close = _run_job(job, on_progress, should_stop)
+    outcome = dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
+    if on_outcome is not None:
+        on_outcome(outcome)
+    if close:
+        close_session(job)
+    return outcome
 
 
 def _run_job(
     job: FeatureJob,
     on_progress: Callable[[Progress], None] | None,
     should_stop: Callable[[], bool] | None,
-) -> FeatureOutcome:
+) -> tuple[FeatureOutcome, bool]:
+    """The outcome, and whether the loop's session is to be closed now."""
     try:
         ensure_worktree(Path(job.repo_root), Path(job.worktree), job.branch, job.base)
         done = _already_finished(job)
         if done is not None:
-            return done
+            return done, False
         _wait_for_previous_driver(job)
         command, env = _command(job)
     except (BatonError, OSError) as error:
-        return FeatureOutcome("error", None, str(error), read_progress(job.state_file))
+        return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
     outcome = _drive(job, command, env, on_progress, should_stop or (lambda: False))
-    if not job.keep_agents and outcome.status != "stopped":
-        close_session(job)
-    return outcome
+    return outcome, not job.keep_agents and outcome.status != "stopped"
 
 
 def _already_finished(job: FeatureJob) -> FeatureOutcome | None:

@@ -131,6 +131,7 @@ class Ledger:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._saved: dict[str, Any] | None = None  # what the last save wrote, but its time
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -149,7 +150,15 @@ class Ledger:
 
     def save(self, record: BatchRecord) -> None:
         record.updated_at = now_iso()
-        write_json_atomic(self.path, asdict(record))
+        data = asdict(record)
+        write_json_atomic(self.path, data)
+        self._saved = {**data, "updated_at": None}
+
+    def save_if_changed(self, record: BatchRecord) -> None:
+        """Save unless nothing but the time would change (the driver ticks twice a second;
+        each save is a temporary file, an fsync and a rename)."""
+        if self._saved is None or {**asdict(record), "updated_at": None} != self._saved:
+            self.save(record)
 
 
 def _record_from(data: dict[str, Any]) -> BatchRecord:

@@ -1,8 +1,9 @@
 """`baton batch report`: one self-contained HTML page for a batch (no scripts, no links out).
 
-Every feature's row (status, round, tokens, cost, branch, commit, time, its error) and a
-timeline of when each ran, from the ledger alone. Everything from the ledger is escaped
-(jinja2 autoescape): an error line is text, never markup.
+Every feature's row (status, round, tokens, cost, branch, commit, time, its error), a
+timeline of when each ran, and each feature's whole diff, one collapsible block per file
+(`<details>`: no script needed). Everything from the ledger and the diffs is escaped
+(jinja2 autoescape): an error line or a `<script>` line in a diff is text, never markup.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader
 
+from baton.batch.diffs import feature_diff
 from baton.batch.ledger import BatchRecord, FeatureRecord
 from baton.private import write_private
 
@@ -72,6 +74,7 @@ def render_report(batch: BatchRecord, ledger_path: Path) -> str:
         cost=cost,
         durations={r.name: _duration(r, now) for r in batch.features},
         bars=_bars(batch, now),
+        diffs={r.name: feature_diff(r, Path(batch.repo)) for r in batch.features if r.started_at},
         width=_WIDTH,
         label=_LABEL,
         row=_ROW,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -30,7 +29,7 @@ from baton.batch.job import (
     close_session,
 )
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
-from baton.batch.notify import notify_batch_end
+from baton.batch.notify import BatchNotifier
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
 from baton.batch.server import BatchServer
@@ -126,6 +125,8 @@ class BatchRunner:
         self._progress_lock = threading.Lock()
         self.stop_signal: int | None = None
         self.budget_reached = False
+        self.notifier: BatchNotifier | None = None
+        self._wake = threading.Event()  # a job ended: tick now, not at the next half second
 
     # -- building jobs -------------------------------------------------------------------
 
@@ -159,6 +160,15 @@ class BatchRunner:
         return self._run_locked()
 
     def _run_locked(self) -> int:
+        self.notifier = BatchNotifier(
+            self.batch.id, {**self.environ, **self.options.settings}, self.log
+        )
+        try:
+            return self._run_notifying(self.notifier)
+        finally:
+            self.notifier.close()
+
+    def _run_notifying(self, notifier: BatchNotifier) -> int:
         with self._signals():
             server: BatchServer | None = None
             api = self.options.api
@@ -177,8 +187,7 @@ class BatchRunner:
                 if server is not None:
                     server.stop()
         if self.batch.status != "stopped":  # its end, or its budget: a person should know
-            env = {**self.environ, **self.options.settings}
-            notify_batch_end(self.batch, env, self.log)
+            notifier.batch_end(self.batch)
         return self._exit_code()
 
     def _requeue_orphans(self) -> None:
@@ -197,6 +206,7 @@ class BatchRunner:
         jobs = {r.name: self.job_for(r, api) for r in known}
         providers = {name: job.providers for name, job in jobs.items()}
         while True:
+            self._wake.clear()
             self._apply_requests()
             self._collect()
             self._check_budget()
@@ -217,10 +227,10 @@ class BatchRunner:
                     else:
                         _drop(record)
             self._apply_progress()
-            self.ledger.save(self.batch)
+            self.ledger.save_if_changed(self.batch)
             if not self.handles and (stopping or self.batch.all_final):
                 break
-            time.sleep(self.tick_seconds)
+            self._wake.wait(self.tick_seconds)
         if self.batch.all_final:
             self.batch.status = "done"
             passed = sum(r.state == FeatureStatus.PASS for r in self.batch.features)
@@ -233,7 +243,9 @@ class BatchRunner:
     def _start(self, record: FeatureRecord, job: FeatureJob) -> None:
         record.move(FeatureStatus.RUNNING)
         self.log.info(f"{record.name}: started on {record.branch} in {record.worktree}")
-        self.handles[record.name] = self.backend.submit(job, self._progress_hook(record.name))
+        self.handles[record.name] = self.backend.submit(
+            job, self._progress_hook(record.name), self._wake.set
+        )
 
     def _progress_hook(self, name: str) -> Callable[[Progress], None]:
         def hook(progress: Progress) -> None:
@@ -272,11 +284,18 @@ class BatchRunner:
             else:
                 record.move(FeatureStatus.QUEUED)
             self.log.info(f"{record.name}: {record.status} ({outcome.detail})")
+            self._notify_end(record)
             return
         status = {"PASS": FeatureStatus.PASS, "FAIL": FeatureStatus.FAIL}.get(outcome.status)
         record.move(status or FeatureStatus.ERROR)
         record.error = None if status else outcome.detail
         self.log.info(f"{record.name}: {record.status} — {outcome.detail}")
+        self._notify_end(record)
+
+    def _notify_end(self, record: FeatureRecord) -> None:
+        """An `error` or `cancelled` end its loop did not notify: the batch does, once."""
+        if self.notifier is not None:
+            self.notifier.feature_end(record)
 
     def _apply_requests(self) -> None:
         for request in read_requests(self.batch_dir):
@@ -297,6 +316,7 @@ class BatchRunner:
             elif record.state == FeatureStatus.QUEUED:
                 record.move(FeatureStatus.CANCELLED)
                 record.error = "cancelled"
+                self._notify_end(record)
             elif name in self.handles:
                 self.cancelling.add(name)
                 self.backend.stop(self.handles[name])

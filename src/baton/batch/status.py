@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -51,11 +52,13 @@ def _agents_busy(record: FeatureRecord, probe: ServerProbe | None) -> str:
     return f"{sum(s == 'processing' for s in statuses)}/{len(statuses)}"
 
 
-def _row(record: FeatureRecord, now: datetime, probe: ServerProbe | None) -> list[str]:
-    status = record.status + (f" ({record.error})" if record.error else "")
+def _row(
+    record: FeatureRecord, now: datetime, probe: ServerProbe | None, marker: str = ""
+) -> list[str]:
+    status = escape(record.status + (f" ({record.error})" if record.error else ""))
     style = _STYLE.get(record.status)
     return [
-        record.name,
+        marker + record.name,
         f"[{style}]{status}[/]" if style else status,
         f"{record.round}/{record.phase}" if record.round else "",
         _agents_busy(record, probe),
@@ -66,8 +69,14 @@ def _row(record: FeatureRecord, now: datetime, probe: ServerProbe | None) -> lis
     ]
 
 
-def status_view(batch: BatchRecord, ledger_path: Path, environ: Mapping[str, str]) -> Group:
-    """One row per feature, then the batch's totals and who drives it."""
+def status_view(
+    batch: BatchRecord,
+    ledger_path: Path,
+    environ: Mapping[str, str],
+    selected: int | None = None,
+) -> Group:
+    """One row per feature, then the batch's totals and who drives it; `selected` marks a
+    row (▶) for the interactive watch."""
     now = datetime.now(UTC)
     driver = current_driver(ledger_path)
     table = Table(title=f"batch {batch.id} — {batch.status}", title_justify="left")
@@ -75,8 +84,9 @@ def status_view(batch: BatchRecord, ledger_path: Path, environ: Mapping[str, str
         table.add_column(column, justify="right" if column in ("tokens", "cost") else "left")
     probe = ServerProbe.for_environment(batch.api, environ) if driver and batch.api else None
     try:
-        for record in batch.features:
-            table.add_row(*_row(record, now, probe))
+        for index, record in enumerate(batch.features):
+            marker = "" if selected is None else ("▶ " if index == selected else "  ")
+            table.add_row(*_row(record, now, probe, marker))
     finally:
         if probe is not None:
             probe.close()

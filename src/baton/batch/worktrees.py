@@ -92,7 +92,9 @@ class Repository:
 @contextlib.contextmanager
 def _worktree_lock(repo: Repository) -> Iterator[None]:
     """One `git worktree` change at a time per repository: git's own bookkeeping in
-    `.git/worktrees/` is not safe against a concurrent add and prune."""
+    `.git/worktrees/` is not safe against a concurrent add and prune, nor two adds (an add
+    reads every other worktree's admin folder, which another add may be half-way writing:
+    `failed to read .git/worktrees/<name>/commondir`)."""
     fd = os.open(repo.common_dir / "baton-worktrees.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -102,17 +104,25 @@ def _worktree_lock(repo: Repository) -> Iterator[None]:
 
 
 def ensure_worktree(repo_root: Path, worktree: Path, branch: str, base: str) -> None:
-    """The feature's worktree on its branch: created from `base`, or re-attached on resume."""
+    """The feature's worktree on its branch: created from `base`, or re-attached on resume.
+
+    A new feature is one `git worktree add -b` under the lock (every feature of a batch
+    queues on it); only when that fails (the branch exists: a resume, or a worktree
+    removed by hand) is the bookkeeping pruned and the existing branch checked out.
+    """
     if (worktree / ".git").exists():
         return
     repo = Repository(repo_root)
     worktree.parent.mkdir(parents=True, exist_ok=True)
     with _worktree_lock(repo):
+        try:
+            git(repo.root, "worktree", "add", "-q", "-b", branch, str(worktree), base)
+            return
+        except GitCommitError:
+            if not repo.branch_exists(branch):
+                raise
         git(repo.root, "worktree", "prune")
-        if repo.branch_exists(branch):
-            git(repo.root, "worktree", "add", str(worktree), branch)
-        else:
-            git(repo.root, "worktree", "add", "-b", branch, str(worktree), base)
+        git(repo.root, "worktree", "add", "-q", str(worktree), branch)
 
 
 def reset_worktree(worktree: Path) -> None:

@@ -33,7 +33,7 @@ from baton.errors import StateFileError
 from baton.orchestrator.runlog import format_duration
 from baton.roles import ROLES
 
-__all__ = ["Watcher", "printable", "run_watch"]
+__all__ = ["KeyReader", "Watcher", "open_watcher", "printable", "run_watch", "split_keys"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _STATUS_STYLES = {
@@ -306,14 +306,8 @@ def run_watch(
 ) -> int:
     """Show the run until `q` (or one frame with `once`); StateFileError when it is unreadable."""
     console = console or Console()
-    record = load_run(state_path)
-    probe = ServerProbe.for_environment(record.state.api, environ) if record.state.api else None
-    watcher = Watcher(state_path=Path(state_path), probe=probe, tail_lines=lines)
-    awaited = (record.state.awaiting or {}).get("role")
-    # Open on the agent the run waits for: that is the screen worth seeing first.
-    watcher.selected = next(
-        (index for index, role in enumerate(ROLES) if role.output_key == awaited), 0
-    )
+    watcher = open_watcher(state_path, environ, lines)
+    probe = watcher.probe
     try:
         watcher.refresh()
         if once or not console.is_terminal:  # a pipe or a file gets one frame
@@ -324,6 +318,22 @@ def run_watch(
         if probe is not None:
             probe.close()
     return 0
+
+
+def open_watcher(state_path: Path, environ: Mapping[str, str], lines: int = 15) -> Watcher:
+    """A Watcher on a run (StateFileError when unreadable), on the agent it waits for.
+
+    Its probe (when the run names a server) is the caller's to close.
+    """
+    record = load_run(state_path)
+    probe = ServerProbe.for_environment(record.state.api, environ) if record.state.api else None
+    watcher = Watcher(state_path=Path(state_path), probe=probe, tail_lines=lines)
+    awaited = (record.state.awaiting or {}).get("role")
+    # Open on the agent the run waits for: that is the screen worth seeing first.
+    watcher.selected = next(
+        (index for index, role in enumerate(ROLES) if role.output_key == awaited), 0
+    )
+    return watcher
 
 
 def _loop(watcher: Watcher, console: Console, interval: float) -> None:
@@ -359,10 +369,11 @@ def _loop(watcher: Watcher, console: Console, interval: float) -> None:
 
 def _keys_continue(watcher: Watcher, data: str) -> bool:
     """Feed a read's keys one by one (escape sequences whole); False once one says quit."""
-    return all(watcher.handle_key(key) for key in _split_keys(data))
+    return all(watcher.handle_key(key) for key in split_keys(data))
 
 
-def _split_keys(data: str) -> Iterator[str]:
+def split_keys(data: str) -> Iterator[str]:
+    """One read's keys, one by one; an escape sequence (an arrow, shift-Tab) as one key."""
     index = 0
     while index < len(data):
         if data[index] == "\x1b":

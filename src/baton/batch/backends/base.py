@@ -40,8 +40,13 @@ class JobHandle(Protocol):
 
 class Backend(Protocol):
     def submit(
-        self, job: FeatureJob, on_progress: Callable[[Progress], None] | None = None
-    ) -> JobHandle: ...
+        self,
+        job: FeatureJob,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_done: Callable[[], None] | None = None,
+    ) -> JobHandle:
+        """Start the job; `on_done` (from any thread) once `done()` turns true."""
+        ...
 
     def stop(self, handle: JobHandle) -> None:
         """Ask the job to stop between turns (its state saved, resumable)."""

@@ -25,17 +25,30 @@ class LocalHandle:
         assert self._outcome is not None, "outcome() before done()"
         return self._outcome
 
-    def _run(self, on_progress: Callable[[Progress], None] | None) -> None:
+    def _run(
+        self,
+        on_progress: Callable[[Progress], None] | None,
+        on_done: Callable[[], None] | None,
+    ) -> None:
+        def report(outcome: FeatureOutcome) -> None:
+            # Done as soon as the loop's outcome is known; the thread goes on closing its
+            # session while the scheduler starts the next feature (close() waits for it).
+            self._outcome = outcome
+            if on_done is not None:
+                on_done()
+
         try:
-            outcome = run_feature_job(self.job, on_progress, self.stop_requested.is_set)
+            run_feature_job(self.job, on_progress, self.stop_requested.is_set, report)
         except Exception as error:  # a bug in a job must not take the batch down
-            outcome = FeatureOutcome(
-                "error",
-                None,
-                f"{type(error).__name__}: {error}",
-                read_progress(self.job.state_file),
-            )
-        self._outcome = outcome
+            if self._outcome is None:
+                report(
+                    FeatureOutcome(
+                        "error",
+                        None,
+                        f"{type(error).__name__}: {error}",
+                        read_progress(self.job.state_file),
+                    )
+                )
 
 
 class LocalBackend:
@@ -46,11 +59,17 @@ class LocalBackend:
         self._handles: list[LocalHandle] = []
 
     def submit(
-        self, job: FeatureJob, on_progress: Callable[[Progress], None] | None = None
+        self,
+        job: FeatureJob,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_done: Callable[[], None] | None = None,
     ) -> LocalHandle:
         handle = LocalHandle(job)
         handle.thread = threading.Thread(
-            target=handle._run, args=(on_progress,), name=f"batch-{job.name}", daemon=True
+            target=handle._run,
+            args=(on_progress, on_done),
+            name=f"batch-{job.name}",
+            daemon=True,
         )
         self._handles.append(handle)
         handle.thread.start()
