@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from baton.errors import ApiUnreachableError
 from baton.orchestrator.archive import Response
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
@@ -143,6 +144,8 @@ class PhaseMachine:
         """
         try:
             return self._rounds()
+        except ApiUnreachableError:
+            raise  # the server is gone: reading it again would only wait for it longer
         except Exception:
             self._settle_usage_quietly()
             raise
