@@ -39,7 +39,8 @@ def test_four_creates_in_one_session_overlap_and_bind_their_own_panes(tmp_path: 
 
             params = {"provider": "scripted", "working_directory": str(tmp_path)}
             with httpx.Client(base_url=handle.base_url, timeout=60) as client:
-                first = client.post("/sessions", params={"agent_profile": "system_analyst", **params})
+                analyst = {"agent_profile": "system_analyst", **params}
+                first = client.post("/sessions", params=analyst)
                 assert first.status_code == 201, first.text
                 session = first.json()["session_name"]
                 creator.settle = settle_together  # type: ignore[method-assign]
