@@ -12,9 +12,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from baton.errors import BudgetExhausted
 from baton.orchestrator.archive import Archive, Response
+from baton.orchestrator.budget import Budget
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
+from baton.orchestrator.events import RunEvents
 from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.phases import PhaseMachine
@@ -22,7 +25,9 @@ from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import FinalStatus, Phase, RunState
+from baton.orchestrator.usage import DEFAULT_PRICES, TokenMeter
 from baton.roles import ROLE_BY_TERMINAL, Role
+from baton.usage import Usage
 
 PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nexplore\n*** SCENARIO TEST ***\nscenario\n"
 Answer = Callable[[int], str]  # the n-th prompt of a role (1-based) → its answer
@@ -170,3 +175,92 @@ def test_every_turn_of_the_loop_goes_through_send_and_receive(tmp_path: Path) ->
     assert machine.run() == 0
     turn = [("clear_stale_response", True), ("send_input", True), ("wait_for_response", True)]
     assert handoff.steps == turn * 5  # analyst, peer, programmer, peer, tester
+
+
+class MeteredTeam(Team):
+    """The fake team with token usage: each prompt adds 10 input and 5 output tokens to its
+    terminal's count; every send and usage read is logged in order."""
+
+    def __init__(self, wd: Path, answers: dict[str, Answer]) -> None:
+        super().__init__(wd, answers)
+        self.calls: list[tuple[str, str]] = []
+
+    def send_input(self, terminal_id: str, message: str, **_: object) -> None:
+        self.calls.append(("send", terminal_id))
+        super().send_input(terminal_id, message)
+
+    def usage(self, terminal_id: str) -> Usage | None:
+        self.calls.append(("usage", terminal_id))
+        turns = len(self.prompts[terminal_id])
+        return Usage(10 * turns, 0, 5 * turns, "scripted")
+
+
+def _metered_run(
+    tmp_path: Path, budget: Budget, **limits: int
+) -> tuple[int | BudgetExhausted, MeteredTeam, list[dict[str, object]]]:
+    """Run the loop with a token meter (and budget) over the metered team; its events."""
+    settings = Settings(wd=tmp_path, prompt=PROMPT, **limits)
+    team = MeteredTeam(tmp_path, _revising_team())
+    state = RunState(wd=str(tmp_path), prompt=PROMPT, terminals={k: k for k in ROLE_BY_TERMINAL})
+    log = RunLog(io.StringIO())
+    recorded: list[dict[str, object]] = []
+    events = RunEvents(None, listeners=[recorded.append])
+    explore = ExploreTracker("explore")
+    handoff = Handoff(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
+    meter = TokenMeter(team, DEFAULT_PRICES, events, log, sleep=lambda _: None)
+    machine = PhaseMachine(
+        settings,
+        team,  # type: ignore[arg-type]
+        log,
+        SignalGuard(),
+        state,
+        tmp_path / "state.json",
+        handoff,
+        PromptComposer(settings, state, parse_prompt(PROMPT), explore),
+        explore,
+        events,
+        meter=meter,
+        budget=budget,
+    )
+    try:
+        result: int | BudgetExhausted = machine.run()
+    except BudgetExhausted as exhausted:
+        result = exhausted
+    return result, team, recorded
+
+
+def test_the_token_meter_never_reads_between_an_answer_and_the_next_send(tmp_path: Path) -> None:
+    """A turn's usage is read only once the next prompt went out (to another terminal),
+    and the last turn's before the run ends: one `tokens` event per prompt, in order."""
+    code, team, recorded = _metered_run(tmp_path, Budget(), max_rounds=1, max_review_cycles=1)
+    assert code == 0
+    sends = [terminal for call, terminal in team.calls if call == "send"]
+    final = len(team.calls) - team.calls[::-1].index(("send", sends[-1]))
+    last_send: str | None = None
+    for index, (call, terminal) in enumerate(team.calls):
+        if call == "send":
+            last_send = terminal
+        elif index < final:  # a read of a terminal whose answer is in: a prompt went out since
+            assert last_send != terminal, team.calls
+    # The last turn is read once the loop is over, before the run ends.
+    assert {call for call, _ in team.calls[final:]} == {"usage"}
+    assert team.calls[-1] == ("usage", sends[-1])
+    tokens = [e for e in recorded if e["event"] == "tokens"]
+    assert [e["terminal_id"] for e in tokens] == sends
+    assert all((e["input_tokens"], e["output_tokens"]) == (10, 5) for e in tokens)
+    assert [e["event"] for e in recorded][-1] == "tokens"
+
+
+def test_a_token_budget_stops_at_the_turn_that_used_it_up(tmp_path: Path) -> None:
+    """Each turn uses 15 tokens: MAX_TOKENS=45 stops before the fourth prompt, with the
+    three turns recorded, although the third was not settled when the check ran."""
+    result, team, recorded = _metered_run(
+        tmp_path, Budget(max_tokens=45), max_rounds=1, max_review_cycles=1
+    )
+    assert isinstance(result, BudgetExhausted)
+    assert result.spent == 45
+    assert [call for call, _ in team.calls].count("send") == 3
+    tokens = [e for e in recorded if e["event"] == "tokens"]
+    assert len(tokens) == 3
+    (budget,) = [e for e in recorded if e["event"] == "budget"]
+    assert budget["spent"] == 45

@@ -106,3 +106,21 @@ def test_inbox_messages_keep_order_and_status(tmp_path: Path) -> None:
         assert registry.messages("r0000000", limit=10) == []
     finally:
         registry.close()
+
+
+def test_activity_is_seen_at_once_and_committed_by_close(tmp_path: Path) -> None:
+    """A touch is read back before its batch is committed, and close commits it: a
+    restarted server finds it. The database is in WAL mode."""
+    registry = Registry(tmp_path / "registry.sqlite")
+    registry.add_session("team")
+    registry.add_terminal(_record("0a1b2c3d", last_active=5.0))
+    with registry._lock:  # sqlite busy: the touch does not wait for it
+        registry.activity.touch("0a1b2c3d", 7.0)
+    registry.touch_terminal("0a1b2c3d", 6.0)  # older than the last: ignored
+    assert registry.get_terminal("0a1b2c3d").last_active == 7.0  # type: ignore[union-attr]
+    registry.close()
+    reopened = Registry(tmp_path / "registry.sqlite")
+    assert reopened.get_terminal("0a1b2c3d").last_active == 7.0  # type: ignore[union-attr]
+    (mode,) = reopened._db.execute("PRAGMA journal_mode").fetchone()
+    assert mode == "wal"
+    reopened.close()

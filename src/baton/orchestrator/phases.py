@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from baton.errors import ApiUnreachableError
 from baton.orchestrator.archive import Response
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
@@ -137,7 +138,27 @@ class PhaseMachine:
     # --- the rounds ---
 
     def run(self) -> int:
-        """Run rounds until PASS (0) or MAX_ROUNDS without one (1); the state says where."""
+        """Run rounds until PASS (0) or MAX_ROUNDS without one (1); the state says where.
+
+        The tokens of the last turns are recorded before it returns or raises an error.
+        """
+        try:
+            return self._rounds()
+        except ApiUnreachableError:
+            raise  # the server is gone: reading it again would only wait for it longer
+        except Exception:
+            self._settle_usage_quietly()
+            raise
+
+    def _settle_usage_quietly(self) -> None:
+        """Record the unread turns' tokens on the way out of a failed run, never masking
+        its error."""
+        try:
+            self.turns.settle_usage()
+        except Exception as error:  # the run's own error is what the person must see
+            self.log.warning(f"cannot record the last turns' tokens: {error}")
+
+    def _rounds(self) -> int:
         state = self.state
         max_rounds = self.settings.max_rounds
         while state.current_round <= max_rounds:
@@ -337,6 +358,7 @@ class PhaseMachine:
         save_state(self.state, self.state_path)
 
     def _finish(self, status: FinalStatus) -> None:
+        self.turns.settle_usage()  # the record is complete before the run is marked done
         if self.state.final_status == status and self.state.current_phase == Phase.DONE:
             return
         self._transition(partial(self._mark_finished, status))

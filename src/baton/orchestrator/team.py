@@ -1,14 +1,17 @@
 """The five agent terminals: create them, check them on resume, and let them go.
 
 One session is created with the analyst's profile; the other four roles get terminals in
-that session. Every call goes through `ApiClient`, so the same code drives `baton serve`
-and `cao-server`.
+that session, created together (each CLI's start-up overlaps the others'). Every call
+goes through `ApiClient`, so the same code drives `baton serve` and `cao-server`.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown
 from baton.orchestrator.client import ApiClient
@@ -43,13 +46,62 @@ def init_new_run(
 
     The state is saved before the session is asked for and after every terminal, so a run
     killed at any point of the team's creation is resumed (and the team completed by
-    `repair_team`) instead of leaving terminals no state file knows about.
+    `repair_team`, which adopts what was made but not recorded) instead of leaving
+    terminals no state file knows about. The session comes first; the other four are
+    asked for at once, each recorded as its create returns.
     """
     if not state.session_name:
         state.session_name = new_session_name()
     save()
-    for role in ROLES:
-        _create_member(api, settings, state, role.terminal_key, log)
+    first, *others = ROLES
+    _create_member(api, settings, state, first.terminal_key, log)
+    save()
+    crash_point("terminal_created")
+    _create_together(api, settings, state, log, save, [role.terminal_key for role in others])
+
+
+def _create_together(
+    api: ApiClient,
+    settings: Settings,
+    state: RunState,
+    log: RunLog,
+    save: Callable[[], None],
+    terminal_keys: Sequence[str],
+) -> None:
+    """Create the terminals of an existing session concurrently, saving after each.
+
+    A create whose answer was lost is settled afterwards, one at a time (`_create_member`
+    looks for it among the session's terminals, which must not change meanwhile). The
+    first error is raised once every create has returned, each success recorded.
+    """
+    recording = threading.Lock()  # one state change and save at a time
+    lost: set[str] = set()
+
+    def create(terminal_key: str) -> None:
+        try:
+            created = _ask_for_terminal(api, settings, state, terminal_key)
+        except ApiOutcomeUnknown as error:
+            log.warning(f"{error}; looking for the terminal in session {state.session_name}")
+            with recording:
+                lost.add(terminal_key)
+            return
+        with recording:
+            _record_member(state, terminal_key, created, log)
+            save()
+            crash_point("terminal_created")
+
+    with ThreadPoolExecutor(max_workers=len(terminal_keys) or 1) as pool:
+        futures = [pool.submit(create, key) for key in terminal_keys]
+    for future in futures:
+        error = future.exception()
+        if error is not None:
+            raise error
+    for terminal_key in terminal_keys:
+        if terminal_key not in lost:
+            continue
+        _adopt_or_remove_strays(api, settings, state, log)
+        if not state.terminals.get(terminal_key):
+            _create_member(api, settings, state, terminal_key, log)
         save()
         crash_point("terminal_created")
 
@@ -79,7 +131,6 @@ def _create_once(
     api: ApiClient, settings: Settings, state: RunState, terminal_key: str, log: RunLog
 ) -> str:
     """Create the role's terminal: the session itself while it has no terminal yet."""
-    role = ROLE_BY_TERMINAL[terminal_key]
     profile = settings.profile_for(terminal_key)
     provider = settings.provider_for(terminal_key)
     if not any(state.terminals.values()):
@@ -91,11 +142,27 @@ def _create_once(
         )
         state.session_name = created["session_name"]
     else:
-        created = api.create_terminal(
-            state.session_name, profile, provider=provider, working_directory=settings.wd
-        )
+        created = _ask_for_terminal(api, settings, state, terminal_key)
+    return _record_member(state, terminal_key, created, log)
+
+
+def _ask_for_terminal(
+    api: ApiClient, settings: Settings, state: RunState, terminal_key: str
+) -> dict[str, Any]:
+    """Ask for the role's terminal in the run's (existing) session; the server's answer."""
+    return api.create_terminal(
+        state.session_name,
+        settings.profile_for(terminal_key),
+        provider=settings.provider_for(terminal_key),
+        working_directory=settings.wd,
+    )
+
+
+def _record_member(state: RunState, terminal_key: str, created: dict[str, Any], log: RunLog) -> str:
+    """Name the created terminal in the state (the caller saves it)."""
     state.terminals[terminal_key] = created["id"]
-    log.info(f"session {state.session_name}: {role.title} is terminal {created['id']}")
+    title = ROLE_BY_TERMINAL[terminal_key].title
+    log.info(f"session {state.session_name}: {title} is terminal {created['id']}")
     return str(created["id"])
 
 

@@ -123,8 +123,8 @@ class TurnRunner:
             from_file=response.from_file,
             file=str(response.archived_to) if response.archived_to else None,
         )
-        if self.meter is not None:
-            self.meter.after_turn(role.output_key, terminal_id, turn_place(self.state))
+        if self.meter is not None:  # read once the next prompt is on its way
+            self.meter.turn_ended(role.output_key, terminal_id, turn_place(self.state))
         if not response.text.strip():
             raise MissingResponseError(
                 f"{role.title} (terminal {terminal_id}) handed over an empty answer"
@@ -132,10 +132,24 @@ class TurnRunner:
             )
         return response
 
+    def settle_usage(self) -> None:
+        """Record the tokens of every turn not read yet (the run is ending)."""
+        if self.meter is not None:
+            self.meter.settle()
+
     def _check_budget(self) -> None:
-        """Between turns: stop (state RUNNING, resumable) once a budget is used up."""
+        """Between turns: stop (state RUNNING, resumable) once a budget is used up.
+
+        The last turn counts as the server reports it now (no wait for its record to
+        settle); only a run that stops here waits for the settled figures, so every
+        turn is recorded and the message names the exact total.
+        """
         if self.meter is None or not self.budget.limited:
             return
+        try:
+            self.budget.check(self.meter.provisional_spent())
+        except BudgetExhausted:
+            self.meter.settle()
         try:
             self.budget.check(self.meter.spent)
         except BudgetExhausted as exhausted:
@@ -319,6 +333,8 @@ class TurnRunner:
             if self._stalls:
                 state.awaiting["stalls"] = str(self._stalls)  # a rerun escalates from here
 
+        if self.meter is not None and self.meter.pending_for(terminal_id):
+            self.meter.settle()  # its last turn is read before this one adds to it
         with self.signals.critical():
             self.transition(sending, clear_awaiting=False)
             crash_point("before_send")
@@ -347,6 +363,8 @@ class TurnRunner:
             chars=len(message),
             file=str(prompt_file) if prompt_file else None,
         )
+        if self.meter is not None:
+            self.meter.settle()  # the turns before, now that this prompt is on its way
 
     def _archive_prompt(self, message: str, output_key: str) -> Path | None:
         """Keep the prompt beside the answers (`NNN-<role>-prompt.md`): the run record."""

@@ -4,6 +4,12 @@ After every answer the orchestrator asks the server for the terminal's cumulativ
 (`GET /terminals/{id}/usage`), subtracts what that terminal had used before, prices the
 difference and records it as a `tokens` event. The totals the budgets check are the sum
 of those events, so a resumed run carries on counting from its own record.
+
+The reading waits for the CLI's record to settle (a quarter to half a second, more for a
+slow record), so it is not taken between an answer and the next prompt: a finished turn
+is noted (`turn_ended`) and read once the next prompt is on its way (`settle`), or when
+the run ends. A budget check in between uses the server's figure as it stands
+(`provisional_spent`, one read each, no wait).
 """
 
 from __future__ import annotations
@@ -143,6 +149,7 @@ class TokenMeter:
         self._clock = clock
         self._sleep = sleep
         self._silent: set[str] = set()  # terminals that never reported within the wait
+        self._pending: list[tuple[str, str, Mapping[str, object]]] = []  # turns not yet read
         self.prices = prices
         self.events = events
         self.log = log
@@ -167,6 +174,46 @@ class TokenMeter:
             tokens += delta.total_tokens
             cost += float(event.get("cost_usd") or 0.0)
         self.spent = Spent(tokens, cost)
+
+    def turn_ended(self, role: str, terminal_id: str, where: Mapping[str, object]) -> None:
+        """Note a finished turn, read later by `settle` (the next prompt need not wait).
+
+        A terminal with a turn still unread is read first: its two turns stay apart.
+        """
+        if not self.available:
+            return
+        if self.pending_for(terminal_id):
+            self.settle()
+        self._pending.append((role, terminal_id, dict(where)))
+
+    def pending_for(self, terminal_id: str) -> bool:
+        """Whether a finished turn of this terminal has not been read yet."""
+        return any(pending[1] == terminal_id for pending in self._pending)
+
+    def settle(self) -> None:
+        """Read every noted turn (oldest first) and record its `tokens` event."""
+        while self._pending:
+            role, terminal_id, where = self._pending.pop(0)
+            self.after_turn(role, terminal_id, where)
+
+    def provisional_spent(self) -> Spent:
+        """`spent` plus the unread turns as the server reports them now (one read, no wait).
+
+        A CLI whose record lags its screen may not show its last turn yet: that turn
+        then counts at the next check.
+        """
+        tokens, cost = self.spent.tokens, self.spent.cost_usd
+        for _, terminal_id, _ in self._pending:
+            try:
+                reading = self.source.usage(terminal_id)
+            except ApiError:
+                continue
+            if reading is None:
+                continue
+            delta = reading.minus(self._seen.get(terminal_id, Usage()))
+            tokens += delta.total_tokens
+            cost += price.cost(delta) if (price := price_for(delta.model, self.prices)) else 0.0
+        return Spent(tokens, cost)
 
     def after_turn(self, role: str, terminal_id: str, where: Mapping[str, object]) -> Usage | None:
         """Read the terminal, emit a `tokens` event for what this turn used; the delta."""

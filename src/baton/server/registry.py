@@ -3,6 +3,11 @@
 The tmux windows outlive the server (they live in the private tmux server); this file
 is what lets a new server process find them again by terminal id. Columns added after
 the first release are added to an older database when it is opened (`_MIGRATIONS`).
+
+The database runs in WAL mode with `synchronous=NORMAL`: a commit is one append to the
+log, no fsync, and survives the server process being killed at any point (only a power
+loss may undo the last commits). `last_active` is written in batches
+(`baton.server.activity`).
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from baton.private import private_dir, private_file
+from baton.server.activity import ActivityBatch
 from baton.server.records import (
     InboxMessage,
     MessageStatus,
@@ -118,8 +125,11 @@ class Registry:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._migrate()
+        self.activity = ActivityBatch(self._write_activity)
 
     def _migrate(self) -> None:
         """Add the columns an older database lacks; existing rows get NULL."""
@@ -129,6 +139,7 @@ class Registry:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def close(self) -> None:
+        self.activity.close()  # the last touches, before the database closes
         with self._lock:
             self._db.close()
 
@@ -204,7 +215,15 @@ class Registry:
 
     def get_terminal(self, terminal_id: str) -> TerminalRecord | None:
         rows = self._fetch("SELECT * FROM terminals WHERE id = ?", (terminal_id,))
-        return _terminal(rows[0]) if rows else None
+        return self._terminal(rows[0]) if rows else None
+
+    def _terminal(self, row: sqlite3.Row) -> TerminalRecord:
+        """The row as a record, with a touch not committed yet."""
+        record = _terminal(row)
+        touched = self.activity.overlay(record.id)
+        if touched is not None and (record.last_active or 0.0) < touched:
+            return replace(record, last_active=touched)
+        return record
 
     def terminals(self, session_name: str | None = None) -> list[TerminalRecord]:
         if session_name is None:
@@ -214,12 +233,13 @@ class Registry:
                 "SELECT * FROM terminals WHERE session_name = ? ORDER BY created_at",
                 (session_name,),
             )
-        return [_terminal(row) for row in rows]
+        return [self._terminal(row) for row in rows]
 
     def has_terminal(self, terminal_id: str) -> bool:
         return self.get_terminal(terminal_id) is not None
 
     def remove_terminal(self, terminal_id: str) -> None:
+        self.activity.forget(terminal_id)
         with self._transaction() as db:
             db.execute("DELETE FROM inbox WHERE receiver_id = ?", (terminal_id,))
             db.execute("DELETE FROM terminals WHERE id = ?", (terminal_id,))
@@ -233,9 +253,18 @@ class Registry:
             )
 
     def touch_terminal(self, terminal_id: str, when: float) -> None:
-        """Record activity (input typed in, a status change) at `when` (epoch seconds)."""
+        """Record activity (input typed in, a status change) at `when` (epoch seconds).
+
+        Kept in memory and committed in a batch: the caller never waits for sqlite.
+        """
+        self.activity.touch(terminal_id, when)
+
+    def _write_activity(self, touched: Mapping[str, float]) -> None:
         with self._transaction() as db:
-            db.execute("UPDATE terminals SET last_active = ? WHERE id = ?", (when, terminal_id))
+            db.executemany(
+                "UPDATE terminals SET last_active = max(coalesce(last_active, 0), ?) WHERE id = ?",
+                [(when, terminal_id) for terminal_id, when in touched.items()],
+            )
 
     def set_group(self, terminal_id: str, group: Sequence[str] | None) -> bool:
         """Replace the terminal's group; False when the terminal is unknown."""

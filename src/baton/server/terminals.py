@@ -206,8 +206,7 @@ class TerminalService:
     def _status_changed(
         self, live: LiveTerminal, previous: TerminalStatus | None, status: TerminalStatus
     ) -> None:
-        if previous is not None:
-            self.touch(live.terminal_id)  # a status change is activity (`last_active`)
+        """Publish first: the event waits for nothing, the registry (batched) after it."""
         self.events.publish(
             TerminalEvent(
                 kind="status",
@@ -217,6 +216,8 @@ class TerminalService:
                 previous_status=str(previous) if previous is not None else None,
             )
         )
+        if previous is not None:
+            self.touch(live.terminal_id)  # a status change is activity (`last_active`)
 
     def _launched(self, record: TerminalRecord) -> None:
         extra = {"provider": record.provider, "agent_profile": record.agent_profile}

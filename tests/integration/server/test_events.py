@@ -206,3 +206,39 @@ def test_a_quiet_stream_sends_keep_alive_comments(
             if line == ": keep-alive" and len([x for x in lines if x]) >= 2:
                 break
         assert [line for line in lines if line] == [": keep-alive", ": keep-alive"]
+
+
+def test_a_status_event_goes_out_while_the_registry_is_busy(tmp_path: Path) -> None:
+    """The watcher publishes a status change before anything is written: with the sqlite
+    registry held (a slow commit), the event still arrives; `last_active` follows it."""
+    with tempfile.TemporaryDirectory(prefix="baton-tmux-") as socket_dir:
+        options = ServerOptions(
+            port=0,
+            state_dir=tmp_path / "state",
+            tmux_socket=Path(socket_dir) / "tmux.sock",
+            kill_tmux_on_exit=True,
+        )
+        with run_server_in_thread(options) as handle:
+            service = handle.service
+            with httpx.Client(base_url=handle.base_url, timeout=60) as client:
+                terminal = _create(client, tmp_path)
+                assert wait_for_status(client, terminal["id"], {"idle"}) == "idle"
+                record = service.record(terminal["id"])
+                before = record.last_active
+                published: queue.Queue[str] = queue.Queue()
+                publish = service.events.publish
+
+                def recording(event: Any) -> None:
+                    if event.kind == "status" and event.terminal_id == terminal["id"]:
+                        published.put(event.status)
+                    publish(event)
+
+                service.events.publish = recording  # type: ignore[method-assign]
+                with service.registry._lock:  # sqlite busy: every registry call waits
+                    service.tmux.paste(record.pane, "work please")
+                    service.tmux.send_keys(record.pane, ["Enter"])
+                    status = published.get(timeout=30)
+                assert status == "processing"
+                assert wait_for_status(client, terminal["id"], {"completed"}) == "completed"
+                after = service.record(terminal["id"]).last_active
+                assert before is not None and after is not None and after > before

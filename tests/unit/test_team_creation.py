@@ -1,0 +1,110 @@
+"""A new team: the session first, then the other four terminals asked for at once."""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.errors import ApiOutcomeUnknown, BadRequestError
+from baton.orchestrator.config import Settings
+from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.state import RunState
+from baton.orchestrator.team import init_new_run
+from baton.roles import ROLES
+
+PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nexplore\n*** SCENARIO TEST ***\nscenario\n"
+
+
+class TogetherApi:
+    """A server whose terminal creates return only once `together` of them are under way
+    (a barrier), so creates made one after another never return."""
+
+    def __init__(self, together: int, *, lost: str = "", refused: str = "") -> None:
+        self.barrier = threading.Barrier(together, timeout=30)
+        self.lost, self.refused = lost, refused
+        self.calls: list[str] = []
+        self.made: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def create_session(self, profile: str, **params: Any) -> dict[str, Any]:
+        self.calls.append("session")
+        return self._make(profile, params["session_name"])
+
+    def create_terminal(self, session: str, profile: str, **_: Any) -> dict[str, Any]:
+        with self._lock:
+            self.calls.append(profile)
+            again = self.calls.count(profile) > 1
+        if not again:
+            self.barrier.wait()
+        if profile == self.refused:
+            raise BadRequestError(f"no such profile {profile}")
+        made = self._make(profile, session)
+        if profile == self.lost and not again:
+            raise ApiOutcomeUnknown(f"the answer to the create of {profile} was lost")
+        return made
+
+    def list_session_terminals(self, session: str) -> list[dict[str, Any]]:
+        return [dict(item) for item in self.made]
+
+    def delete_terminal(self, terminal_id: str) -> None:
+        self.made = [item for item in self.made if item["id"] != terminal_id]
+
+    def _make(self, profile: str, session: str) -> dict[str, Any]:
+        with self._lock:
+            made = {
+                "id": f"t{len(self.made)}{profile}",
+                "session_name": session,
+                "agent_profile": profile,
+            }
+            self.made.append(made)
+        return made
+
+
+def _create(tmp_path: Path, api: TogetherApi) -> tuple[RunState, list[dict[str, str]]]:
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    state = RunState(wd=str(tmp_path), prompt=PROMPT)
+    saved: list[dict[str, str]] = []
+    init_new_run(
+        api,  # type: ignore[arg-type]
+        settings,
+        state,
+        RunLog(io.StringIO()),
+        lambda: saved.append(dict(state.terminals)),
+    )
+    return state, saved
+
+
+def test_the_session_comes_first_then_four_terminals_at_once(tmp_path: Path) -> None:
+    api = TogetherApi(4)
+    state, saved = _create(tmp_path, api)
+    assert api.calls[0] == "session"
+    assert sorted(state.terminals) == sorted(role.terminal_key for role in ROLES)
+    assert sorted(state.terminals.values()) == sorted(item["id"] for item in api.made)
+    # Saved before the session, after it, and after each terminal as its create returned.
+    named = [len([tid for tid in terminals.values() if tid]) for terminals in saved]
+    assert named == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_lost_answer_is_adopted_after_the_others_not_made_twice(tmp_path: Path) -> None:
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    lost = settings.profile_for(ROLES[2].terminal_key)
+    api = TogetherApi(4, lost=lost)
+    state, _ = _create(tmp_path, api)
+    assert len(api.made) == 5  # the terminal whose answer was lost is adopted, not made again
+    assert sorted(state.terminals.values()) == sorted(item["id"] for item in api.made)
+
+
+def test_a_refused_create_is_raised_once_the_others_are_recorded(tmp_path: Path) -> None:
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    refused = settings.profile_for(ROLES[4].terminal_key)
+    api = TogetherApi(4, refused=refused)
+    state = RunState(wd=str(tmp_path), prompt=PROMPT)
+    with pytest.raises(BadRequestError):
+        init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
+    recorded = {tid for tid in state.terminals.values() if tid}
+    assert recorded == {item["id"] for item in api.made}
+    assert len(recorded) == 4
