@@ -221,7 +221,7 @@ def test_a_status_event_goes_out_while_the_registry_is_busy(tmp_path: Path) -> N
         with run_server_in_thread(options) as handle:
             service = handle.service
             with httpx.Client(base_url=handle.base_url, timeout=60) as client:
-                terminal = _create(client, tmp_path)
+                terminal = create_scripted_terminal(client, tmp_path)
                 assert wait_for_status(client, terminal["id"], {"idle"}) == "idle"
                 record = service.record(terminal["id"])
                 before = record.last_active
