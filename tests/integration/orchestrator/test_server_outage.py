@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ import httpx
 import pytest
 from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
+from tests.support.waiting import wait_until
 
 from baton.demo.sample import SampleProject, write_sample_project
 from baton.orchestrator.client import ApiClient
@@ -101,14 +102,6 @@ def _run(tmp_path: Path, server: ServerProcess, **settings: str) -> Iterator[Run
             process.wait(timeout=10)
 
 
-def _wait(condition: Callable[[], bool], timeout: float = 120.0, step: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition never held")
-        time.sleep(step)
-
-
 def _outage(server: ServerProcess, seconds: float = _DOWN_SECONDS) -> None:
     """SIGKILL `baton serve`, leave it down `seconds`, start it again on the same port."""
     port = server.port
@@ -166,7 +159,7 @@ def test_server_killed_mid_turn_for_eight_seconds(tmp_path: Path) -> None:
         running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
         _run(tmp_path, server) as run,
     ):
-        _wait(lambda: _working(run, "programmer"))
+        wait_until(lambda: _working(run, "programmer"), timeout=120)
         _outage(server)
         _assert_passed_with_every_prompt_typed_once(run)
         log = run.log()
@@ -182,7 +175,7 @@ def test_server_killed_twice_in_a_row(tmp_path: Path) -> None:
         running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
         _run(tmp_path, server) as run,
     ):
-        _wait(lambda: _working(run, "analyst_review"))
+        wait_until(lambda: _working(run, "analyst_review"), timeout=120)
         time.sleep(1.0)  # the prompt is in: the run is waiting for the answer
         _outage(server, 3.0)
         _outage(server, 3.0)
@@ -194,9 +187,10 @@ def test_server_killed_while_the_team_is_created(tmp_path: Path) -> None:
         running_baton_server(tmp_path) as server,
         _run(tmp_path, server) as run,
     ):
-        _wait(
+        wait_until(
             lambda: 1 <= len([t for t in run.state().get("terminals", {}).values() if t]) < 5,
-            step=0.01,
+            interval=0.01,
+            timeout=120,
         )
         _outage(server)
         _assert_passed_with_every_prompt_typed_once(run)
@@ -230,7 +224,7 @@ def test_a_repeated_input_key_is_typed_once_across_a_restart(tmp_path: Path) -> 
             fresh = client.post(f"/terminals/{terminal}/input", params={"message": "bye"})
             assert fresh.status_code == 200
         inputs = server.state_dir / "terminals" / terminal / "inputs"
-        _wait(lambda: len(list(inputs.glob("*.txt"))) >= 2, timeout=30)
+        wait_until(lambda: len(list(inputs.glob("*.txt"))) >= 2, timeout=30)
         assert [path.read_text() for path in sorted(inputs.glob("*.txt"))] == ["hello", "bye"]
 
 
@@ -251,9 +245,9 @@ def test_the_status_stream_comes_back_after_a_restart(tmp_path: Path) -> None:
                 assert events.start(probe_seconds=10.0) is StatusFeed.SSE
                 _outage(server, 2.0)
                 rang.clear()
-                _wait(lambda: events.live, timeout=30)  # connected again, by itself
+                wait_until(lambda: events.live, timeout=30)  # connected again, by itself
                 client.post(f"/terminals/{terminal}/input", params={"message": "hello"})
-                _wait(lambda: events.latest(terminal) == "completed", timeout=30)
+                wait_until(lambda: events.latest(terminal) == "completed", timeout=30)
                 assert rang.is_set()
             finally:
                 events.close()
@@ -264,7 +258,7 @@ def test_past_the_window_the_run_stops_in_one_line_and_resumes_later(tmp_path: P
         running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
         _run(tmp_path, server, SERVER_OUTAGE_SECONDS="2") as run,
     ):
-        _wait(lambda: _working(run, "analyst"))
+        wait_until(lambda: _working(run, "analyst"), timeout=120)
         port = server.port
         server.kill()
         assert run.process.wait(timeout=120) == 1
@@ -295,9 +289,9 @@ def test_a_run_stopped_while_its_server_is_away_does_not_sit_out_the_window(
         running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
         _run(tmp_path, server, CLEANUP_ON_EXIT="1") as run,
     ):
-        _wait(lambda: _working(run, "analyst"))
+        wait_until(lambda: _working(run, "analyst"), timeout=120)
         server.kill()
-        _wait(lambda: "not answering; waiting up to 10m00s" in run.log(), timeout=60)
+        wait_until(lambda: "not answering; waiting up to 10m00s" in run.log(), timeout=60)
         run.process.send_signal(signal.SIGTERM)
         assert run.process.wait(timeout=120) == 143, run.log()
         assert "could not exit analyst terminal" in run.log()

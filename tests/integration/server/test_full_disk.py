@@ -17,23 +17,14 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, create_scripted_terminal
 
 
 def test_a_full_state_dir_is_507_with_one_line_and_passes(
     baton_server: ServerProcess, tmp_path: Path
 ) -> None:
     with baton_server.client() as client:
-        created = client.post(
-            "/sessions",
-            params={
-                "agent_profile": "programmer",
-                "provider": "scripted",
-                "working_directory": str(tmp_path),
-            },
-        )
-        assert created.status_code == 201, created.text
-        terminal = created.json()["id"]
+        terminal = create_scripted_terminal(client, tmp_path)["id"]
         assert baton_server.process is not None
         pid = baton_server.process.pid
         database = baton_server.state_dir / "baton.db"
@@ -77,16 +68,7 @@ def test_a_507_keeps_the_connection_open(
     is answered 507 like any other answer: the client's kept-alive connection stays open,
     so its next request is not reset."""
     with baton_server.client() as client:
-        created = client.post(
-            "/sessions",
-            params={
-                "agent_profile": "tester",
-                "provider": "scripted",
-                "working_directory": str(tmp_path),
-            },
-        )
-        assert created.status_code == 201, created.text
-        terminal = created.json()["id"]
+        terminal = create_scripted_terminal(client, tmp_path, profile="tester")["id"]
     assert baton_server.process is not None
     pid = baton_server.process.pid
     connection = http.client.HTTPConnection("127.0.0.1", baton_server.port, timeout=60)

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.support.server import ServerProcess, running_baton_server, wait_for_status
+from tests.support.server import (
+    ServerProcess,
+    create_scripted_terminal,
+    running_baton_server,
+    wait_for_status,
+)
 
 pytestmark = pytest.mark.tmux
 
@@ -15,16 +20,7 @@ SENDERS = 10
 
 
 def _scripted(client: httpx.Client, tmp_path: Path) -> str:
-    response = client.post(
-        "/sessions",
-        params={
-            "agent_profile": "tester",
-            "provider": "scripted",
-            "working_directory": str(tmp_path),
-        },
-    )
-    assert response.status_code == 201, response.text
-    return response.json()["id"]
+    return str(create_scripted_terminal(client, tmp_path, profile="tester")["id"])
 
 
 def _inputs(server: ServerProcess, terminal: str) -> list[str]:

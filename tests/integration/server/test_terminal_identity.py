@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from tests.support.server import ServerProcess, wait_for_status
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.tmux
 
@@ -44,15 +44,6 @@ def _kill_tmux_server(server: ServerProcess) -> None:
     deadline = time.monotonic() + 10
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
         time.sleep(0.05)
-
-
-def _wait(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def _old_terminals_and_a_newcomer(
@@ -124,7 +115,7 @@ def test_a_restarted_serve_does_not_adopt_another_terminals_pane(
         a, b, c, c_pane = _old_terminals_and_a_newcomer(baton_server, client, tmp_path)
     baton_server.restart()
     with baton_server.client() as client:
-        assert _wait(lambda: client.get(f"/terminals/{a}").json()["status"] == "error")
+        wait_until(lambda: client.get(f"/terminals/{a}").json()["status"] == "error", timeout=15)
         _acts_on_old_terminal_leave_the_newcomer_alone(baton_server, client, a, b, c, c_pane)
 
 

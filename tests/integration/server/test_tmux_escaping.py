@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, create_scripted_terminal
 
 pytestmark = pytest.mark.tmux
 
@@ -58,15 +58,7 @@ def test_the_marker_command_runs_when_tmux_is_given_it(
 ) -> None:
     """The probe itself works: handed to tmux's `-c`, the name runs its command."""
     with baton_server.client() as client:
-        created = client.post(
-            "/sessions",
-            params={
-                "agent_profile": "programmer",
-                "provider": "scripted",
-                "working_directory": str(tmp_path),
-            },
-        )
-        assert created.status_code == 201, created.text
+        create_scripted_terminal(client, tmp_path)
     baton_server.tmux("new-window", "-d", "-c", RUNS_A_COMMAND, "--", "sleep", "5")
     deadline = time.monotonic() + 10
     while not (baton_server.state_dir / MARKER).exists() and time.monotonic() < deadline:
@@ -81,16 +73,7 @@ def test_a_working_directory_is_only_a_directory(
     directory = tmp_path / "wd" / name
     directory.mkdir(parents=True)
     with baton_server.client() as client:
-        created = client.post(
-            "/sessions",
-            params={
-                "agent_profile": "programmer",
-                "provider": "scripted",
-                "working_directory": str(directory),
-            },
-        )
-        assert created.status_code == 201, created.text
-        terminal = created.json()
+        terminal = create_scripted_terminal(client, directory)
         assert terminal["working_directory"] == str(directory)
         assert _cwd_of_terminal(baton_server, terminal["id"]) == str(directory)
         reported = client.get(f"/terminals/{terminal['id']}/working-directory").json()
@@ -139,16 +122,7 @@ def test_a_state_directory_with_a_format_in_its_name_runs_nothing(tmp_path: Path
     hostile = tmp_path / f"state {RUNS_A_COMMAND} 50%"
     hostile.mkdir()
     with running_baton_server(hostile) as server, server.client() as client:
-        created = client.post(
-            "/sessions",
-            params={
-                "agent_profile": "programmer",
-                "provider": "scripted",
-                "working_directory": str(tmp_path),
-            },
-        )
-        assert created.status_code == 201, created.text
-        tid = created.json()["id"]
+        tid = create_scripted_terminal(client, tmp_path)["id"]
         sent = client.post(f"/terminals/{tid}/input", params={"message": "logged"})
         assert sent.status_code == 200, sent.text
         log = server.state_dir / "terminals" / tid / "pane.log"
