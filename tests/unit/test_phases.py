@@ -20,6 +20,7 @@ from baton.orchestrator.config import Settings
 from baton.orchestrator.events import RunEvents
 from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.outage import OutageWindow
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
@@ -46,6 +47,7 @@ class Team:
     def __init__(self, wd: Path, answers: dict[str, Answer]) -> None:
         self.wd = wd
         self.answers = answers
+        self.outage = OutageWindow("http://team.invalid", 600.0)  # as ApiClient has one
         self.prompts: dict[str, list[str]] = defaultdict(list)
 
     def send_input(self, terminal_id: str, message: str, **_: object) -> None:

@@ -24,6 +24,7 @@ from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import notification_for
+from baton.orchestrator.outage import OutageWindow
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
@@ -227,6 +228,7 @@ class StallingTeam:
 
     def __init__(self, wd: Path, *, hangs: int, rests: bool = True) -> None:
         self.wd = wd
+        self.outage = OutageWindow("http://team.invalid", 600.0)  # as ApiClient has one
         self.hangs = hangs
         self.rests = rests
         self.prompts: dict[str, list[str]] = defaultdict(list)

@@ -52,11 +52,7 @@ from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
-__all__ = ["SHUTDOWN_OUTAGE_SECONDS", "Orchestrator", "run_orchestrator"]
-
-# How long an ending run waits for a server that stopped answering before it gives up
-# cleaning up (its state is saved first; a later `baton run` repairs what is left).
-SHUTDOWN_OUTAGE_SECONDS = 5.0
+__all__ = ["Orchestrator", "run_orchestrator"]
 
 
 def run_orchestrator(settings: Settings, *, log: RunLog | None = None) -> int:
@@ -351,10 +347,10 @@ class Orchestrator:
         """Every exit path: save the state (if the team exists) and clean up if asked.
 
         Signals are held from here on, so the calls still made (the terminals' exit)
-        wait for an absent server only `SHUTDOWN_OUTAGE_SECONDS`, not a whole outage window.
+        wait for an absent server only briefly (`OutageWindow.ending`).
         """
         self.signals.hold()
-        self.api.outage.shorten(SHUTDOWN_OUTAGE_SECONDS)
+        self.api.outage.ending()
         if self.watcher is not None:
             self.watcher.close()
             self.watcher = None

@@ -15,10 +15,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["LONG_OUTAGE_SECONDS", "OutagePhase", "OutageReport", "OutageWindow"]
+__all__ = [
+    "ENDING_OUTAGE_SECONDS",
+    "LONG_OUTAGE_SECONDS",
+    "OutagePhase",
+    "OutageReport",
+    "OutageWindow",
+]
 
 # An outage this long is worth telling a person about while it lasts.
 LONG_OUTAGE_SECONDS = 60.0
+# How long an ending run still waits for an absent server (its last token reads, asking
+# the agents to exit): its state is saved first, and a later `baton run` repairs the rest.
+ENDING_OUTAGE_SECONDS = 5.0
 
 # Waits between two attempts while the server is away: quick at first, then every 2 s.
 _DELAYS = (0.25, 0.5, 1.0, 2.0)
@@ -65,10 +74,11 @@ class OutageWindow:
         self._cause = ""
         self._told_long = False
 
-    def shorten(self, seconds: float) -> None:
-        """Wait at most `seconds` from now on (an exiting run must not sit out a long window)."""
+    def ending(self) -> None:
+        """The run is ending: wait at most ENDING_OUTAGE_SECONDS from now on, so the calls
+        made on the way out never sit out a whole window (signals may be held by then)."""
         with self._lock:
-            self.seconds = min(self.seconds, seconds)
+            self.seconds = min(self.seconds, ENDING_OUTAGE_SECONDS)
 
     @property
     def down(self) -> bool:

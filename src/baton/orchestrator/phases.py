@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from baton.errors import ApiUnreachableError
 from baton.orchestrator.archive import Response
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
@@ -119,6 +118,7 @@ class PhaseMachine:
         self.prompts = prompts
         self.explore = explore
         self.events = events or RunEvents(None)
+        self.api = api
         self.turns = TurnRunner(
             api,
             log,
@@ -144,9 +144,8 @@ class PhaseMachine:
         """
         try:
             return self._rounds()
-        except ApiUnreachableError:
-            raise  # the server is gone: reading it again would only wait for it longer
         except Exception:
+            self.api.outage.ending()  # a server that is gone is not waited for again
             self._settle_usage_quietly()
             raise
 
