@@ -119,7 +119,7 @@ class ResponseDirWatcher:
         )
 
     def fileno(self) -> int:
-        return self._inotify.fileno()
+        return int(self._inotify.fileno())
 
     def completed_names(self) -> set[str]:
         """The names completed since the last call (without blocking)."""

@@ -156,6 +156,9 @@ class TerminalReader:
 def _initial_delivery(record: TerminalRecord) -> dict[str, str] | None:
     path = Path(record.runtime_dir) / INITIAL_DELIVERY
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(found, dict):
+        return None
+    return {str(key): str(value) for key, value in found.items()}

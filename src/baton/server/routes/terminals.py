@@ -177,5 +177,6 @@ async def _message_from_body(request: Request) -> str:
             raise BadRequestError("the message body is not valid JSON") from None
         if not isinstance(data, dict) or not isinstance(data.get("message"), str):
             raise BadRequestError('the JSON body must be {"message": "<text>"}')
-        return data["message"]
+        message: str = data["message"]
+        return message
     return text
