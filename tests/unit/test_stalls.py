@@ -18,6 +18,7 @@ import pytest
 
 from baton.errors import AgentRestartsExhausted, AgentStalled, HandoffTimeout
 from baton.orchestrator.archive import Archive
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents, read_events
@@ -407,7 +408,7 @@ def test_a_timed_out_turn_is_marked_for_the_rerun(tmp_path: Path) -> None:
         machine.run()
     saved = load_state(tmp_path / "state.json")
     assert saved.awaiting is not None
-    assert saved.awaiting["role"] == "tester" and saved.awaiting["timed_out_at"]
+    assert saved.awaiting.role == "tester" and saved.awaiting.timed_out_at
 
 
 def test_a_rerun_after_the_timeout_interrupts_before_it_waits(tmp_path: Path) -> None:
@@ -415,12 +416,12 @@ def test_a_rerun_after_the_timeout_interrupts_before_it_waits(tmp_path: Path) ->
     team = StallingTeam(tmp_path, hangs=0)
     team.status["tester"] = "processing"
     machine, state, events, clock, out = _tester_machine(tmp_path, team)
-    state.awaiting = {
-        "role": "tester",
-        "terminal_id": "tester",
-        "sent_at": "2026-01-01T00:00:00Z",
-        "timed_out_at": "2026-01-01T00:30:00Z",
-    }
+    state.awaiting = Awaiting(
+        role="tester",
+        terminal_id="tester",
+        sent_at="2026-01-01T00:00:00Z",
+        timed_out_at="2026-01-01T00:30:00Z",
+    )
     assert machine.run() == 0
     tester = [call for call in team.calls if call.endswith("tester") or "tester " in call]
     assert tester[0] == "key tester Escape"  # interrupted first, not waited on
@@ -435,13 +436,13 @@ def test_a_rerun_after_a_timeout_that_was_already_interrupted_restarts(tmp_path:
     team = StallingTeam(tmp_path, hangs=0)
     team.status["tester"] = "processing"
     machine, state, events, _, _ = _tester_machine(tmp_path, team)
-    state.awaiting = {
-        "role": "tester",
-        "terminal_id": "tester",
-        "sent_at": "2026-01-01T00:00:00Z",
-        "timed_out_at": "2026-01-01T00:30:00Z",
-        "stalls": "1",
-    }
+    state.awaiting = Awaiting(
+        role="tester",
+        terminal_id="tester",
+        sent_at="2026-01-01T00:00:00Z",
+        timed_out_at="2026-01-01T00:30:00Z",
+        stalls=1,
+    )
     assert machine.run() == 0
     assert team.keys == [] and team.restarts == ["tester"]
     assert _stall_steps(events) == ["restart"]

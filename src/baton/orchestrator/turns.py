@@ -27,6 +27,7 @@ from baton.errors import (
     MissingResponseError,
 )
 from baton.orchestrator.archive import Response
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.crashpoints import crash_point
@@ -172,17 +173,17 @@ class TurnRunner:
         """
         state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
-        awaiting = state.awaiting or {}
-        if awaiting.get("role") != role.output_key:
+        awaiting = state.awaiting
+        if awaiting is None or awaiting.role != role.output_key:
             return None
-        recovered = self.handoff.recover_archived(role, awaiting.get("prompt_file"))
+        recovered = self.handoff.recover_archived(role, awaiting.prompt_file)
         if recovered is not None:
             return recovered
         terminal_id = state.terminals[terminal_key]
-        if awaiting.get("agent_restarted") or awaiting.get("terminal_id") != terminal_id:
+        if awaiting.agent_restarted or awaiting.terminal_id != terminal_id:
             return self.handoff.take_if_present(terminal_id, role)
-        self._stalls = _count(awaiting.get("stalls"))
-        if awaiting.get("timed_out_at") and self.stall is not None:
+        self._stalls = awaiting.stalls
+        if awaiting.timed_out_at and self.stall is not None:
             taken = self.handoff.take_if_present(terminal_id, role)
             if taken is not None:
                 return taken
@@ -282,7 +283,7 @@ class TurnRunner:
 
         def mark() -> None:
             if self.state.awaiting is not None:
-                self.state.awaiting["timed_out_at"] = _utc_now()
+                self.state.awaiting.timed_out_at = _utc_now()
 
         self.transition(mark, clear_awaiting=False)
 
@@ -323,15 +324,13 @@ class TurnRunner:
         crash_point("prompt_archived")
 
         def sending() -> None:
-            state.awaiting = {
-                "role": role.output_key,
-                "terminal_id": terminal_id,
-                "sent_at": _utc_now(),
-            }
-            if prompt_file is not None:
-                state.awaiting["prompt_file"] = str(prompt_file)
-            if self._stalls:
-                state.awaiting["stalls"] = str(self._stalls)  # a rerun escalates from here
+            state.awaiting = Awaiting(
+                role=role.output_key,
+                terminal_id=terminal_id,
+                sent_at=_utc_now(),
+                prompt_file=str(prompt_file) if prompt_file is not None else None,
+                stalls=self._stalls,  # a rerun escalates from here
+            )
 
         if self.meter is not None and self.meter.pending_for(terminal_id):
             self.meter.settle()  # its last turn is read before this one adds to it
@@ -381,11 +380,3 @@ def _utc_now() -> str:
 
 def _quiet(stalled: AgentStalled) -> str:
     return f"no progress for {format_duration(stalled.quiet_seconds)}"
-
-
-def _count(value: str | None) -> int:
-    """A count kept in `awaiting` (a string); 0 when absent or not a number."""
-    try:
-        return max(0, int(value or 0))
-    except ValueError:
-        return 0
