@@ -30,6 +30,7 @@ from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.review import (
     GateDecision,
     ReviewKind,
+    Verdict,
     evaluate_review,
     tester_result,
 )
@@ -266,10 +267,10 @@ class PhaseMachine:
         self.events.emit(
             EventKind.VERDICT,
             **turn_place(self.state),
-            verdict=verdict or "FAIL",
+            verdict=verdict or Verdict.FAIL,
             evidence=evidence,
         )
-        if verdict == "PASS":
+        if verdict is Verdict.PASS:
             self.log.info(f"{where}: RESULT: PASS")
         else:
             if verdict is None:
@@ -280,7 +281,7 @@ class PhaseMachine:
         def record() -> None:
             state.outputs["tester"] = answer.text
             self._store_file("tester", answer)
-            if verdict == "PASS":
+            if verdict is Verdict.PASS:
                 self._mark_finished(FinalStatus.PASS)  # with the answer: a resume never re-asks
                 return
             state.feedback = evidence
@@ -296,7 +297,7 @@ class PhaseMachine:
             self._enter_phase(Phase.ANALYST)
 
         self._transition(record)
-        if verdict == "PASS":
+        if verdict is Verdict.PASS:
             return FinalStatus.PASS
         return FinalStatus.FAIL if last else FinalStatus.RUNNING
 
