@@ -87,7 +87,7 @@ class TerminalService:
             self._status_changed,
             interval=check_interval,
             max_log_bytes=max_pane_log_bytes,
-        )
+        ).start()
         self.reader = TerminalReader(
             registry=registry, tmux=tmux, runtime=self.runtime, watcher=self.watcher
         )
@@ -198,7 +198,7 @@ class TerminalService:
     def close(self) -> None:
         """Stop watching and end every event stream; terminals keep running."""
         self.events.close()
-        self.watcher.close()
+        self.watcher.stop()
         self.registry.close()
 
     # -- events ---------------------------------------------------------------------------
