@@ -1,6 +1,7 @@
 """How long the handoff waits between status reads, and when a stuck file is taken.
 
-`Handoff` (baton.orchestrator.handoff) applies the seeds' rules to each status it reads;
+`Handoff` (baton.orchestrator.handoff) applies the handoff's rules (docs/architecture.md,
+"A prompt's trip") to each status it reads;
 this module decides when it reads: a `ChangeWaiter` ends a wait on a file or status
 event, `Pace` sets how long a wait may last, and `StuckFile` notices an answer that sits
 complete while the server never reports the CLI done.

@@ -322,7 +322,7 @@ class PhaseMachine:
         state.outputs[key] = review.text
         self._store_file(key, review)
         if approved:
-            # Nothing left to address (as the earlier Python orchestrator recorded it).
+            # Nothing left to address: the next phase starts with no peer feedback.
             state.set_peer_feedback(phase.name, NO_FEEDBACK)
             self._enter_phase(phase.next_phase)
         else:

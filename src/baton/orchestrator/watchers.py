@@ -10,7 +10,8 @@ Two sources feed one `ChangeWatcher`:
   handoff reads the status at short, growing intervals after the file appears.
 
 The watcher only says *that* something changed; the handoff still reads the status and
-the file itself, so the seeds' rules decide exactly as they do when polling.
+the file itself, so the handoff's rules (docs/architecture.md, "A prompt's trip") decide
+exactly as they do when polling.
 """
 
 from __future__ import annotations
