@@ -27,7 +27,7 @@ import httpx
 
 from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
 from baton.orchestrator.outage import OutageWindow
-from baton.status import TerminalStatus
+from baton.status import TerminalStatus, parse_status
 from baton.usage import Usage
 
 __all__ = ["DEFAULT_TIMEOUT", "IDEMPOTENCY_HEADER", "ApiClient"]
@@ -208,12 +208,16 @@ class ApiClient:
         """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError)."""
         return self._json("GET", f"/terminals/{terminal_id}")
 
-    def get_status(self, terminal_id: str) -> str:
+    def get_status(self, terminal_id: str) -> TerminalStatus:
         """The terminal's status: idle, processing, completed, waiting_user_answer or error."""
         data = self.get_terminal(terminal_id)
-        status = data.get("status")
-        if not isinstance(status, str):
-            raise ApiError(f"GET {self._url(f'/terminals/{terminal_id}')}: no status in answer")
+        status = parse_status(data.get("status"))
+        if status is None:
+            shown = data.get("status")
+            raise ApiError(
+                f"GET {self._url(f'/terminals/{terminal_id}')}: no known status in answer "
+                f"({shown!r})"
+            )
         return status
 
     def get_last_output(self, terminal_id: str) -> str:
@@ -268,7 +272,9 @@ class ApiClient:
         except httpx.HTTPError as error:
             raise ApiError(f"GET {url}: {_describe(error)}") from None
 
-    def wait_status(self, terminal_id: str, since: str, timeout: float) -> str | None:
+    def wait_status(
+        self, terminal_id: str, since: TerminalStatus, timeout: float
+    ) -> TerminalStatus | None:
         """Long-poll `GET /terminals/{id}/status/wait`: the status once it differs from `since`
         (or when `timeout` ends); None when the server has no such route (404/405)."""
         path = f"/terminals/{terminal_id}/status/wait"
@@ -284,10 +290,9 @@ class ApiClient:
         if response.status_code >= 400:
             raise ApiHttpError("GET", self._url(path), response.status_code, _detail(response))
         try:
-            status = response.json().get("status")
+            return parse_status(response.json().get("status"))
         except (ValueError, AttributeError):
             return None
-        return status if isinstance(status, str) else None
 
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the agent CLI to exit (`POST /terminals/{id}/exit`)."""

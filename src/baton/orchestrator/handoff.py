@@ -82,7 +82,7 @@ class AgentApi(Protocol):
 
     def send_input(self, terminal_id: str, message: str) -> None: ...
 
-    def get_status(self, terminal_id: str) -> str: ...
+    def get_status(self, terminal_id: str) -> TerminalStatus: ...
 
     def get_last_output(self, terminal_id: str) -> str: ...
 
@@ -106,7 +106,7 @@ class _Wait:
     seen_idle: bool = False
     idle_since: float | None = None  # when the current rest without the file began
     waiting_since: float | None = None  # when the current dialog began
-    previous: str | None = None  # the status read before this one
+    previous: TerminalStatus | None = None  # the status read before this one
 
 
 class Handoff:
@@ -233,7 +233,7 @@ class Handoff:
             if self.stall is not None
             else None,
         )
-        told: str | None = None  # the status a status event just brought, if any
+        told: TerminalStatus | None = None  # the status a status event just brought, if any
         while True:
             status = told if told is not None else self.api.get_status(terminal_id)
             now = self._clock()
@@ -255,7 +255,7 @@ class Handoff:
                 wait.next_heartbeat = now + self.heartbeat_seconds
             told = self._wait(terminal_id, status, path, wait.pace)
 
-    def _note_status(self, wait: _Wait, status: str, now: float) -> None:
+    def _note_status(self, wait: _Wait, status: TerminalStatus, now: float) -> None:
         """Tell the hook about a changed status; say when a dialog opens or work resumes."""
         if status != wait.previous:
             report_status(
@@ -266,7 +266,7 @@ class Handoff:
             self.log, wait.role, wait.who, status, wait.waiting_since, now, self.state_file
         )
 
-    def _at_rest(self, wait: _Wait, status: str, now: float) -> Response | None:
+    def _at_rest(self, wait: _Wait, status: TerminalStatus, now: float) -> Response | None:
         """Idle or completed: the file if written, else the startup guard, grace and reminders.
 
         Returns the answer when the wait is over (the file, or the fallback output).
@@ -301,7 +301,7 @@ class Handoff:
         wait.idle_since = None
         return None
 
-    def _working(self, wait: _Wait, status: str, now: float) -> Response | None:
+    def _working(self, wait: _Wait, status: TerminalStatus, now: float) -> Response | None:
         """Any other status: the agent has started; a stuck file is taken, a timeout raised."""
         wait.agent_started = True
         wait.idle_since = None
@@ -317,7 +317,9 @@ class Handoff:
             )
         return None
 
-    def _wait(self, terminal_id: str, status: str, path: Path, pace: Pace) -> str | None:
+    def _wait(
+        self, terminal_id: str, status: TerminalStatus, path: Path, pace: Pace
+    ) -> TerminalStatus | None:
         """Wait before the next status read; the new status when a status event brought it
         (so it need not be read again).
 
@@ -394,7 +396,13 @@ class Handoff:
         return response
 
     def _no_file(
-        self, terminal_id: str, role: Role, path: Path, who: str, status: str, strict: bool
+        self,
+        terminal_id: str,
+        role: Role,
+        path: Path,
+        who: str,
+        status: TerminalStatus,
+        strict: bool,
     ) -> Response:
         grace = f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}"
         if strict:

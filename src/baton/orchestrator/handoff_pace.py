@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from baton.orchestrator.runlog import RunLog, format_duration
+from baton.status import TerminalStatus
 
 __all__ = [
     "FAST_RECHECKS",
@@ -35,11 +36,13 @@ STUCK_SECONDS = 30.0
 class ChangeWaiter(Protocol):
     """Ends a wait early when something changed (`ChangeWatcher` is the real one)."""
 
-    def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> str | None:
+    def wait(
+        self, terminal_id: str, since: TerminalStatus, path: Path, timeout: float
+    ) -> str | None:
         """Block up to `timeout`; "file", "status", or None when nothing happened."""
         ...
 
-    def latest_status(self, terminal_id: str) -> str | None:
+    def latest_status(self, terminal_id: str) -> TerminalStatus | None:
         """The terminal's status as a live status stream last gave it; None without one."""
         ...
 
