@@ -23,6 +23,7 @@ from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import notification_for
 from baton.orchestrator.outage import OutageWindow
@@ -136,8 +137,7 @@ def _stall_handoff(
         api,
         tmp_path,
         archive=Archive(tmp_path / ".tmp" / "run"),
-        poll_seconds=2,
-        response_timeout=timeout,
+        timings=HandoffTimings(poll_seconds=2, response_timeout=timeout),
         log=RunLog(io.StringIO()),
         clock=clock,
         sleep=clock.sleep,
@@ -298,7 +298,7 @@ def _tester_machine(
         tmp_path,
         archive=archive,
         log=log,
-        response_timeout=settings.response_timeout,
+        timings=HandoffTimings(response_timeout=settings.response_timeout),
         clock=clock,
         sleep=clock.sleep,
         stall=StallRule(settings.stall_seconds, team, lambda _role: progress_view_for("codex")),

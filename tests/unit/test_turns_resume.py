@@ -16,6 +16,7 @@ from baton.orchestrator.archive import Archive
 from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.events import RunEvents
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.response_files import response_path_for
@@ -79,8 +80,7 @@ class Rig:
             self.agent,
             wd,
             archive=self.archive,
-            poll_seconds=2,
-            idle_grace_seconds=30,
+            timings=HandoffTimings(poll_seconds=2, idle_grace_seconds=30),
             strict=True,
             max_file_reminders=2,  # the resume's wait must send none all the same
             log=RunLog(io.StringIO()),

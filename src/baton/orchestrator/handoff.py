@@ -53,7 +53,7 @@ from baton.errors import (
     MissingResponseError,
 )
 from baton.orchestrator.archive import Archive, Response
-from baton.orchestrator.handoff_pace import ChangeWaiter, Pace, StuckFile
+from baton.orchestrator.handoff_pace import ChangeWaiter, HandoffTimings, Pace, StuckFile
 from baton.orchestrator.handoff_status import StatusHook, report_status, track_waiting
 from baton.orchestrator.response_files import (
     ensure_response_dir,
@@ -118,14 +118,11 @@ class Handoff:
         wd: Path,
         *,
         archive: Archive,
-        poll_seconds: float = 2.0,
-        idle_grace_seconds: float = 30.0,
-        response_timeout: float = 1800.0,
+        timings: HandoffTimings | None = None,
         strict: bool = True,
         max_file_reminders: int = 0,
         on_reminder: Callable[[Role, str, int], None] | None = None,
         log: RunLog | None = None,
-        heartbeat_seconds: float = 30.0,
         on_status: StatusHook | None = None,
         state_file: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -136,14 +133,11 @@ class Handoff:
         self.api = api
         self.wd = Path(wd).resolve()
         self.archive = archive
-        self.poll_seconds = poll_seconds
-        self.idle_grace_seconds = idle_grace_seconds
-        self.response_timeout = response_timeout
+        self.timings = timings or HandoffTimings()
         self.strict = strict
         self.max_file_reminders = max_file_reminders
         self.on_reminder = on_reminder  # (role, terminal id, reminder number) after each
         self.log = log or RunLog()
-        self.heartbeat_seconds = heartbeat_seconds
         self.on_status = on_status
         self.state_file = state_file
         self._clock = clock
@@ -226,10 +220,10 @@ class Handoff:
             strict=self.strict if strict is None else strict,
             started=started,
             reminders_left=self.max_file_reminders if reminders is None else reminders,
-            next_heartbeat=started + self.heartbeat_seconds,
-            pace=Pace(self.poll_seconds),
-            stuck=StuckFile(path, self.idle_grace_seconds),
-            stall=self.stall.watch(terminal_id, role.output_key, started, self.poll_seconds)
+            next_heartbeat=started + self.timings.heartbeat_seconds,
+            pace=Pace(self.timings.poll_seconds),
+            stuck=StuckFile(path, self.timings.idle_grace_seconds),
+            stall=self.stall.watch(terminal_id, role.output_key, started, self.timings.poll_seconds)
             if self.stall is not None
             else None,
         )
@@ -252,7 +246,7 @@ class Handoff:
                 self.log.info(
                     f"{wait.who} still working: {format_duration(now - started)}, {status}"
                 )
-                wait.next_heartbeat = now + self.heartbeat_seconds
+                wait.next_heartbeat = now + self.timings.heartbeat_seconds
             told = self._wait(terminal_id, status, path, wait.pace)
 
     def _note_status(self, wait: _Wait, status: TerminalStatus, now: float) -> None:
@@ -278,10 +272,10 @@ class Handoff:
         wait.agent_started = wait.agent_started or (
             wait.seen_idle and status == TerminalStatus.COMPLETED
         )
-        if not wait.agent_started and now - wait.started >= self.idle_grace_seconds:
+        if not wait.agent_started and now - wait.started >= self.timings.idle_grace_seconds:
             self.log.warning(
                 f"{wait.who} never showed it started working within "
-                f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; "
+                f"IDLE_GRACE_SECONDS={self.timings.idle_grace_seconds:g}; "
                 "counting its idle time from now"
             )
             wait.agent_started = True
@@ -290,7 +284,7 @@ class Handoff:
         if wait.idle_since is None:
             wait.idle_since = now
             return None
-        if now - wait.idle_since < self.idle_grace_seconds:
+        if now - wait.idle_since < self.timings.idle_grace_seconds:
             return None
         if wait.reminders_left <= 0:
             return self._no_file(
@@ -311,9 +305,10 @@ class Handoff:
             return self._take_file(wait.path, wait.role, wait.who, now - wait.started)
         if wait.stall is not None and not wait.path.is_file():
             wait.stall.observe(wait.who, status, now)  # AgentStalled when there is no progress
-        if now - wait.started >= self.response_timeout:
+        timeout = self.timings.response_timeout
+        if now - wait.started >= timeout:
             raise HandoffTimeout(
-                f"{wait.who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
+                f"{wait.who} is still {status} after RESPONSE_TIMEOUT={timeout:g}s"
             )
         return None
 
@@ -328,7 +323,7 @@ class Handoff:
         live stream (`GET /events`) says the status, so nothing is read after it.
         """
         if self.waiter is None:
-            self._sleep(self.poll_seconds)
+            self._sleep(self.timings.poll_seconds)
             return None
         woke = self.waiter.wait(terminal_id, status, path, pace.interval)
         if woke is None:
@@ -348,7 +343,7 @@ class Handoff:
         """Ask an agent at rest without its response file to write it (MAX_FILE_REMINDERS)."""
         self.log.warning(
             f"{who} is at rest but has not written {path.name} after "
-            f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; reminding it"
+            f"IDLE_GRACE_SECONDS={self.timings.idle_grace_seconds:g}; reminding it"
         )
         self.api.send_input(terminal_id, file_reminder(path))
         self._reminded[role.output_key] = self._reminded.get(role.output_key, 0) + 1
@@ -404,7 +399,7 @@ class Handoff:
         status: TerminalStatus,
         strict: bool,
     ) -> Response:
-        grace = f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}"
+        grace = f"IDLE_GRACE_SECONDS={self.timings.idle_grace_seconds:g}"
         if strict:
             raise MissingResponseError(
                 f"{who} is {status} but did not write {path} within {grace} "

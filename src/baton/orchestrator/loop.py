@@ -28,6 +28,7 @@ from baton.orchestrator.driver_lock import DriverLock
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.handoff_status import waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
@@ -203,9 +204,11 @@ class Orchestrator:
             self.settings.wd,
             waiter=self._open_watcher(),
             archive=archive,
-            poll_seconds=self.settings.poll_seconds,
-            idle_grace_seconds=self.settings.idle_grace_seconds,
-            response_timeout=self.settings.response_timeout,
+            timings=HandoffTimings(
+                poll_seconds=self.settings.poll_seconds,
+                idle_grace_seconds=self.settings.idle_grace_seconds,
+                response_timeout=self.settings.response_timeout,
+            ),
             strict=self.settings.strict_file_handoff,
             max_file_reminders=self.settings.max_file_reminders,
             on_reminder=self._reminded,
