@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -29,6 +29,7 @@ from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachab
 from baton.orchestrator.outage import OutageWindow
 from baton.status import TerminalStatus, parse_status
 from baton.usage import Usage
+from baton.wire import SessionSummaryJSON, TerminalJSON
 
 __all__ = ["DEFAULT_TIMEOUT", "IDEMPOTENCY_HEADER", "ApiClient"]
 
@@ -103,7 +104,7 @@ class ApiClient:
         provider: str | None = None,
         working_directory: Path | str | None = None,
         session_name: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         """Create a session with its first terminal; the terminal's JSON (`id`, `session_name`).
 
         `session_name` chosen beforehand lets a run killed inside this call find the
@@ -115,17 +116,17 @@ class ApiClient:
             params["session_name"] = session_name
         return self._terminal_json("POST", "/sessions", params, key=_new_key())
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[SessionSummaryJSON]:
         """`GET /sessions`: the server's sessions."""
         data = self._json("GET", "/sessions")
-        items = data.get("value", data.get("sessions", []))
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        items = _items(data.get("value", data.get("sessions", [])))
+        return cast(list[SessionSummaryJSON], items)
 
-    def list_session_terminals(self, session_name: str) -> list[dict[str, Any]]:
+    def list_session_terminals(self, session_name: str) -> list[TerminalJSON]:
         """`GET /sessions/{name}/terminals`: the terminals of a session (404 → ApiHttpError)."""
         data = self._json("GET", f"/sessions/{session_name}/terminals")
-        items = data.get("value", data.get("terminals", []))
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        items = _items(data.get("value", data.get("terminals", [])))
+        return cast(list[TerminalJSON], items)
 
     def restart_terminal(self, terminal_id: str) -> dict[str, Any]:
         """`POST /terminals/{id}/restart` (baton serve): a fresh CLI in the same terminal.
@@ -145,7 +146,7 @@ class ApiClient:
         *,
         provider: str | None = None,
         working_directory: Path | str | None = None,
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         """Add a terminal to a session; the terminal's JSON (`id`, `session_name`).
 
         `ApiOutcomeUnknown` as for `create_session`: the terminal may exist.
@@ -204,9 +205,12 @@ class ApiClient:
         """`GET /terminals/{id}/attach` (baton serve): its tmux socket, session and window."""
         return self._json("GET", f"/terminals/{terminal_id}/attach", retry=False)
 
-    def get_terminal(self, terminal_id: str) -> dict[str, Any]:
-        """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError)."""
-        return self._json("GET", f"/terminals/{terminal_id}")
+    def get_terminal(self, terminal_id: str) -> TerminalJSON:
+        """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError).
+
+        As the server sent it: a caller reads `status` through `get_status`, which checks it.
+        """
+        return cast(TerminalJSON, self._json("GET", f"/terminals/{terminal_id}"))
 
     def get_status(self, terminal_id: str) -> TerminalStatus:
         """The terminal's status: idle, processing, completed, waiting_user_answer or error."""
@@ -311,11 +315,11 @@ class ApiClient:
 
     def _terminal_json(
         self, method: str, path: str, params: dict[str, str], *, key: str | None = None
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         data = self._json(method, path, key=key, params=params)
         if not isinstance(data.get("id"), str) or not isinstance(data.get("session_name"), str):
             raise ApiError(f"{method} {self._url(path)}: answer lacks `id` or `session_name`")
-        return data
+        return cast(TerminalJSON, data)
 
     def _url(self, path: str) -> str:
         return f"{self.base_url}{path}"
@@ -385,6 +389,11 @@ class ApiClient:
         except ApiHttpError:
             return False  # no /health (or not this one): a server that does not say so
         return data.get("idempotency") == IDEMPOTENCY_HEADER
+
+
+def _items(value: object) -> list[dict[str, Any]]:
+    """The objects of a list answer; [] for anything else."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _new_key() -> str:
