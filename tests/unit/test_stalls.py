@@ -31,6 +31,7 @@ from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.restarts import AgentRestarter
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
@@ -307,16 +308,12 @@ def _tester_machine(
     api: Any = team
     machine = PhaseMachine(
         settings,
-        api,
-        log,
-        SignalGuard(),
-        state,
+        RunContext(api, log, SignalGuard(), state, events),
         tmp_path / "state.json",
         handoff,
         PromptComposer(settings, state, parse_prompt(PROMPT), explore),
         explore,
-        events,
-        AgentRestarter(api, settings, state, log, events),
+        TurnAids(restarter=AgentRestarter(api, settings, state, log, events)),
     )
     machine.turns.stall = StallRecovery(
         api, log, events, keys_for=lambda _key: ("Escape",), clock=clock, sleep=clock.sleep

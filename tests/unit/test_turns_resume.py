@@ -20,6 +20,7 @@ from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.response_files import response_path_for
+from baton.orchestrator.run_parts import RunContext
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import RunState
 from baton.orchestrator.turns import TurnRunner
@@ -87,14 +88,17 @@ class Rig:
             clock=self.clock,
             sleep=self.clock.sleep,
         )
-        self.runner = TurnRunner(
+        run = RunContext(
             self.agent,  # type: ignore[arg-type]
             RunLog(io.StringIO()),
             SignalGuard(),
             self.state,
+            RunEvents(None),
+        )
+        self.runner = TurnRunner(
+            run,
             self.handoff,
             ExploreTracker("explore"),
-            RunEvents(None),
             transition=self._transition,
             save=lambda: None,
         )

@@ -37,6 +37,7 @@ from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
 from baton.orchestrator.startup import PreparedRun, prepare_run
@@ -227,18 +228,16 @@ class Orchestrator:
         )
         return PhaseMachine(
             self.settings,
-            self.api,
-            self.log,
-            self.signals,
-            state,
+            RunContext(self.api, self.log, self.signals, state, self.events),
             self.state_path,
             handoff,
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
-            self.events,
-            restarter,
-            meter=meter,
-            budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
+            TurnAids(
+                restarter=restarter,
+                meter=meter,
+                budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
+            ),
         )
 
     def _print_how_to_watch(self) -> None:

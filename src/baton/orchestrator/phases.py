@@ -17,16 +17,12 @@ from functools import partial
 from pathlib import Path
 
 from baton.orchestrator.archive import Response
-from baton.orchestrator.budget import Budget
-from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.crashpoints import crash_point
-from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.events import EventKind
 from baton.orchestrator.handoff import Handoff
-from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
-from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.review import (
     GateDecision,
     ReviewKind,
@@ -34,19 +30,17 @@ from baton.orchestrator.review import (
     evaluate_review,
     tester_result,
 )
-from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import (
     NO_FEEDBACK,
     OUTPUT_KEYS,
     FinalStatus,
     Phase,
-    RunState,
     Step,
     save_state,
 )
 from baton.orchestrator.turns import TurnRunner, turn_place
-from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["PhaseMachine"]
@@ -97,43 +91,30 @@ class PhaseMachine:
     def __init__(
         self,
         settings: Settings,
-        api: ApiClient,
-        log: RunLog,
-        signals: SignalGuard,
-        state: RunState,
+        run: RunContext,
         state_path: Path,
         handoff: Handoff,
         prompts: PromptComposer,
         explore: ExploreTracker,
-        events: RunEvents | None = None,
-        restarter: AgentRestarter | None = None,
-        *,
-        meter: TokenMeter | None = None,
-        budget: Budget | None = None,
+        aids: TurnAids | None = None,
     ) -> None:
         self.settings = settings
-        self.log = log
-        self.signals = signals
-        self.state = state
+        self.log = run.log
+        self.signals = run.signals
+        self.state = run.state
         self.state_path = state_path
         self.prompts = prompts
         self.explore = explore
-        self.events = events or RunEvents(None)
-        self.api = api
+        self.events = run.events
+        self.api = run.api
         self.turns = TurnRunner(
-            api,
-            log,
-            signals,
-            state,
+            run,
             handoff,
             explore,
-            self.events,
             transition=self._transition,
             save=self.save,
-            restarter=restarter,  # None: a dead agent ends the run
-            meter=meter,
-            budget=budget,
-            stall=StallRecovery.for_settings(api, log, self.events, settings),
+            aids=aids,
+            stall=StallRecovery.for_settings(run.api, run.log, run.events, settings),
         )
 
     # --- the rounds ---

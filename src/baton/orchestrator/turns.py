@@ -29,17 +29,14 @@ from baton.errors import (
 from baton.orchestrator.archive import Response
 from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.budget import Budget
-from baton.orchestrator.client import ApiClient
 from baton.orchestrator.crashpoints import crash_point
-from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.events import EventKind
 from baton.orchestrator.handoff import Handoff
-from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
-from baton.orchestrator.restarts import AgentRestarter
-from baton.orchestrator.runlog import RunLog, format_duration
+from baton.orchestrator.run_parts import RunContext, TurnAids
+from baton.orchestrator.runlog import format_duration
 from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import RunState
-from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Transition", "TurnRunner", "turn_place"]
@@ -76,33 +73,28 @@ class TurnRunner:
 
     def __init__(
         self,
-        api: ApiClient,
-        log: RunLog,
-        signals: SignalGuard,
-        state: RunState,
+        run: RunContext,
         handoff: Handoff,
         explore: ExploreTracker,
-        events: RunEvents,
         *,
         transition: Transition,
         save: Callable[[], None],
-        restarter: AgentRestarter | None = None,
-        meter: TokenMeter | None = None,
-        budget: Budget | None = None,
+        aids: TurnAids | None = None,
         stall: StallRecovery | None = None,
     ) -> None:
-        self.api = api
-        self.log = log
-        self.signals = signals
-        self.state = state
+        aids = aids or TurnAids()
+        self.api = run.api
+        self.log = run.log
+        self.signals = run.signals
+        self.state = run.state
         self.handoff = handoff
         self.explore = explore
-        self.events = events
+        self.events = run.events
         self.transition = transition  # the phase machine's state change, saved
         self.save = save  # write the state file now
-        self.restarter = restarter  # None: a dead agent ends the run
-        self.meter = meter
-        self.budget = budget or Budget()
+        self.restarter = aids.restarter  # None: a dead agent ends the run
+        self.meter = aids.meter
+        self.budget = aids.budget or Budget()
         self.stall = stall  # None: a stalled turn ends the run
         self._stalls = 0  # stalls of the current turn (interrupt the first, restart after)
 
