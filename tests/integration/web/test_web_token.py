@@ -24,8 +24,7 @@ pytestmark = pytest.mark.tmux
 
 TOKEN = "web-cockpit-test-token-7f3a9c"
 HOSTILE = (
-    '<img src=x onerror="document.title=\'owned\'"> '
-    "<script>window.owned = 1</script> <b>bold</b>"
+    "<img src=x onerror=\"document.title='owned'\"> <script>window.owned = 1</script> <b>bold</b>"
 )
 
 
