@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from baton.server.app import ServerOptions
 from baton.server.terminals import TerminalService
 from baton.web.api import api_router
+from baton.web.batches import BatchDirectory
 from baton.web.pages import pages_router
 from baton.web.runs import RunDirectory
 from baton.web.views import CockpitViews
@@ -20,6 +21,8 @@ __all__ = ["install_web"]
 
 def install_web(app: FastAPI, service: TerminalService, options: ServerOptions) -> None:
     """Add the cockpit's pages, its JSON and the run announcements to `app`."""
-    views = CockpitViews(runs=RunDirectory(options.state_dir / "runs"), service=service)
+    runs = RunDirectory(options.state_dir / "runs")
+    batches = BatchDirectory(options.state_dir / "batches", runs)
+    views = CockpitViews(runs=runs, batches=batches, service=service)
     app.include_router(api_router(views))
     app.include_router(pages_router(views, options.token))

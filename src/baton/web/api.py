@@ -1,4 +1,5 @@
-"""The cockpit's JSON routes (`/ui/api/…`) and the runs' announcements (`/baton/runs/…`).
+"""The cockpit's JSON routes (`/ui/api/…`) and the announcements of runs and batches
+(`PUT /baton/runs/{session}`, `PUT /baton/batches/{id}`).
 
 `/ui/api` answers the page's scripts: the overview, a run, an agent, an agent's screen as
 a stream of server-sent events, and answering a waiting agent. Answering does what
@@ -24,6 +25,7 @@ from baton.errors import BadRequestError, NotFoundError, NotWaitingError
 from baton.server.controls import TerminalControls, validate_key
 from baton.server.routes.common import TERMINAL_ID_PATTERN
 from baton.status import TerminalStatus
+from baton.web.batches import BATCH_ID_PATTERN, BatchAnnouncement
 from baton.web.runs import SESSION_PATTERN, Announcement
 from baton.web.views import CockpitViews
 
@@ -35,6 +37,7 @@ _MAX_KEYS = 20
 
 TerminalId = Annotated[str, PathParam(pattern=TERMINAL_ID_PATTERN)]
 Session = Annotated[str, PathParam(pattern=SESSION_PATTERN)]
+BatchId = Annotated[str, PathParam(pattern=BATCH_ID_PATTERN)]
 
 
 class AnswerBody(BaseModel):
@@ -60,6 +63,16 @@ def api_router(views: CockpitViews) -> APIRouter:
         announcement = Announcement.from_body(session, body)
         await run_in_threadpool(views.runs.announce, announcement)
         return {"success": True, "page": f"/ui/runs/{session}"}
+
+    @router.put("/baton/batches/{batch_id}")
+    async def announce_batch(batch_id: BatchId, request: Request) -> dict[str, Any]:
+        try:
+            body = await request.json()
+        except ValueError:
+            raise BadRequestError("the body is not JSON") from None
+        announcement = BatchAnnouncement.from_body(batch_id, body)
+        await run_in_threadpool(views.batches.announce, announcement)
+        return {"success": True, "page": "/ui"}
 
     @router.delete("/baton/runs/{session}")
     def forget_run(session: Session) -> dict[str, bool]:

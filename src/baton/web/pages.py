@@ -28,6 +28,7 @@ from baton.cockpit.report.builder import build_report
 from baton.errors import BatonError, NotFoundError
 from baton.server.routes.common import TERMINAL_ID_PATTERN
 from baton.server.security import UI_COOKIE, ui_cookie_value
+from baton.web.batches import BATCH_ID_PATTERN
 from baton.web.runs import SESSION_PATTERN
 from baton.web.views import CockpitViews
 
@@ -45,6 +46,7 @@ _MAX_DIFF_BYTES = 4 * 1024 * 1024
 
 TerminalId = Annotated[str, PathParam(pattern=TERMINAL_ID_PATTERN)]
 Session = Annotated[str, PathParam(pattern=SESSION_PATTERN)]
+BatchId = Annotated[str, PathParam(pattern=BATCH_ID_PATTERN)]
 
 
 def _asset(name: str) -> str:
@@ -137,6 +139,11 @@ def pages_router(views: CockpitViews, token: str | None) -> APIRouter:
     async def report(session: Session) -> HTMLResponse:
         state_path = views.state_path(session)
         page = await run_in_threadpool(_report_html, state_path)
+        return HTMLResponse(page, headers=_headers(_REPORT_POLICY))
+
+    @router.get("/ui/batches/{batch_id}/report")
+    async def batch_report(batch_id: BatchId) -> HTMLResponse:
+        page = await run_in_threadpool(views.batches.report_html, batch_id)
         return HTMLResponse(page, headers=_headers(_REPORT_POLICY))
 
     @router.get("/ui/runs/{session}/diff")

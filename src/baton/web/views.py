@@ -17,6 +17,7 @@ from baton.errors import BatonError, NotFoundError, ServerError
 from baton.roles import ROLE_BY_TERMINAL
 from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
+from baton.web.batches import BatchDirectory
 from baton.web.runs import Announcement, RunDirectory
 
 __all__ = ["CockpitViews", "screen_tail"]
@@ -49,6 +50,7 @@ class CockpitViews:
     """Builds each page's JSON from the run directory and the terminal service."""
 
     runs: RunDirectory
+    batches: BatchDirectory
     service: TerminalService
 
     # -- terminals --------------------------------------------------------------------
@@ -100,7 +102,7 @@ class CockpitViews:
     # -- runs -------------------------------------------------------------------------
 
     def overview(self) -> dict[str, Any]:
-        """The index: every announced run, then every session no run announced."""
+        """The index: every announced batch and run, then every session no run announced."""
         runs = []
         announced = set()
         for announcement in self.runs.all():
@@ -125,7 +127,7 @@ class CockpitViews:
                 for record in self.service.registry.terminals(session.name)
             ]
             sessions.append({"name": session.name, "terminals": terminals})
-        return {"runs": runs, "sessions": sessions}
+        return {"batches": self.batches.views(), "runs": runs, "sessions": sessions}
 
     def run(self, session: str) -> dict[str, Any]:
         """One run: its summary, its five agents live, its timeline."""

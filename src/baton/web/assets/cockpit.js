@@ -146,11 +146,45 @@ function sessionCard(session) {
   );
 }
 
+function batchCard(batch) {
+  const report = el("a", { href: `/ui/batches/${encodeURIComponent(batch.id)}/report` }, "batch report");
+  if (batch.problem) {
+    return el("div", { class: "card batch" }, el("h3", {}, `batch ${batch.id}`), el("p", { class: "problem" }, batch.problem));
+  }
+  const cost = batch.cost_usd ? ` · $${batch.cost_usd.toFixed(4)}` : "";
+  return el(
+    "div",
+    { class: "card batch", "data-batch": batch.id },
+    el("h3", {}, `batch ${batch.id} `, badge(batch.status.replace(/ /g, "_"))),
+    el("div", { class: "facts" }, el("span", {}, `${batch.tokens.toLocaleString("en")} tokens${cost}`), report),
+    el("div", { class: "muted mono" }, batch.repo),
+    el(
+      "table",
+      {},
+      batch.loops.map((loop) =>
+        el(
+          "tr",
+          { "data-loop": loop.name },
+          el("td", {}, loop.session ? el("a", { href: `/ui/runs/${encodeURIComponent(loop.session)}` }, loop.name) : loop.name),
+          el("td", {}, badge(loop.status)),
+          el("td", {}, loop.round ? `r${loop.round} ${loop.phase}` : ""),
+          el("td", {}, loop.tokens ? loop.tokens.toLocaleString("en") : ""),
+        ),
+      ),
+    ),
+    batch.loops.filter((l) => l.error).map((l) => el("p", { class: "problem" }, `${l.name}: ${l.error}`)),
+  );
+}
+
 function showIndex() {
   setCrumbs("runs");
   every(3, async () => {
     const data = await api("/ui/api/overview");
     const parts = [el("p", { id: "problem", class: "problem" })];
+    if (data.batches.length) {
+      parts.push(el("h1", {}, "Batches"));
+      parts.push(el("div", { class: "grid", id: "batches" }, data.batches.map(batchCard)));
+    }
     parts.push(el("h1", {}, "Runs"));
     if (!data.runs.length) parts.push(el("p", { class: "muted" }, "No run has announced itself to this server yet."));
     parts.push(el("div", { class: "grid", id: "runs" }, data.runs.map(runCard)));
