@@ -46,7 +46,7 @@ def _keep(page: Any, name: str) -> None:
     keep = os.environ.get("BATON_KEEP_SCREENSHOT")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(keep) / name), full_page=False)
+        page.screenshot(path=str(Path(keep) / name))
 
 
 def _start_run(server: ServerProcess, tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
@@ -166,6 +166,8 @@ def test_a_waiting_agent_is_answered_from_the_page_and_the_run_goes_on(
         diff = page.request.get(f"{base}/ui/runs/{session}/diff")
         assert diff.status == 200 and "diff --git" in diff.text()
         _keep(page, "web-run-done-phone.png")
+        page.locator(".bars").scroll_into_view_if_needed()
+        _keep(page, "web-run-done-turns-phone.png")
         # The layout fits the phone: nothing wider than the viewport.
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], width
