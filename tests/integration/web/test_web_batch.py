@@ -6,6 +6,7 @@ with its loop's status, linked to that loop's run page, and serves the batch rep
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -52,6 +53,9 @@ def test_a_batch_and_its_loop_are_on_the_index(
         batch.wait_for(timeout=30_000)
         loop = batch.locator('[data-loop="clamp"]')
         assert "PASS" in loop.inner_text()
+        keep = os.environ.get("BATON_KEEP_SCREENSHOT")
+        if keep:
+            page.screenshot(path=str(Path(keep) / "web-index-phone.png"))
         loop.get_by_role("link", name="clamp").click()
         page.wait_for_url(f"{base}/ui/runs/*")
         page.locator("h1 .badge.PASS").wait_for(timeout=30_000)
