@@ -201,6 +201,18 @@ class ApiClient:
         """`POST /terminals/{id}/key?key=KEY`: press one key (a dialog's menu choice, Enter)."""
         self._json("POST", f"/terminals/{terminal_id}/key", params={"key": key})
 
+    def announce_run(self, session_name: str, state_file: Path, wd: Path) -> str | None:
+        """`PUT /baton/runs/{session}` (baton serve): tell the server's web cockpit where this
+        run's state file is. The page's path, or None from a server without the route (a
+        stock cao-server) or that refused it: the run goes on without a web page."""
+        body = {"state_file": str(state_file), "wd": str(wd)}
+        try:
+            data = self._json("PUT", f"/baton/runs/{session_name}", json=body, retry=False)
+        except ApiError:
+            return None
+        page = data.get("page")
+        return page if isinstance(page, str) and page.startswith("/") else None
+
     def get_attach_info(self, terminal_id: str) -> dict[str, Any]:
         """`GET /terminals/{id}/attach` (baton serve): its tmux socket, session and window."""
         return self._json("GET", f"/terminals/{terminal_id}/attach", retry=False)

@@ -175,7 +175,10 @@ class Orchestrator:
             machine.save()
         self.log.info(f"state file: {self.state_path}")
         self.log.info(f"answers are archived under {archive.directory}")
-        self._print_how_to_watch()
+        page = self.api.announce_run(
+            state.session_name, self.state_path.absolute(), Path(self.settings.wd).absolute()
+        )
+        self._print_how_to_watch(page)
         result = machine.run()
         if result == 0 and self.settings.post_git_commit and self.events.path is not None:
             commit_on_pass(
@@ -240,11 +243,13 @@ class Orchestrator:
             ),
         )
 
-    def _print_how_to_watch(self) -> None:
+    def _print_how_to_watch(self, page: str | None) -> None:
         """Where a person can follow the agents, in commands to copy (any other terminal)."""
         quoted = shlex.quote(str(self.state_path))
         roles = "|".join(ROLE_BY_TERMINAL)
         self.log.info(f"watch the agents live: baton watch {quoted}")
+        if page is not None:
+            self.log.info(f"in a browser: {self.settings.api.rstrip('/')}{page}")
         self.log.info(f"attach to an agent: baton attach {{{roles}}} --state-file {quoted}")
         self.log.info(f"after the run: baton report {quoted}")
 
