@@ -216,7 +216,7 @@ def _summary(announcement: Announcement, record: RunRecord) -> dict[str, Any]:
         "phase": str(state.current_phase),
         "step": str(state.current_step),
         "cycle": state.current_cycle,
-        "awaiting": (state.awaiting or {}).get("role"),
+        "awaiting": state.awaiting.role if state.awaiting else None,
         "provider": state.provider,
         "started_at": record.started_at.isoformat() if record.started_at else None,
         "ended_at": record.ended_at.isoformat() if record.ended_at else None,
