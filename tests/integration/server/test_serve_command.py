@@ -120,10 +120,16 @@ def test_bad_option_is_one_line(
 def test_ctrl_c_while_serving_exits_130_with_one_line(tmp_path: Path) -> None:
     import os
     import signal
-    import time
 
     import httpx
     from tests.support.server import free_port
+    from tests.support.waiting import wait_until
+
+    def healthy() -> bool:
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     port = free_port()
     process = subprocess.Popen(
@@ -143,13 +149,7 @@ def test_ctrl_c_while_serving_exits_130_with_one_line(tmp_path: Path) -> None:
         env={**os.environ, "BATON_TMUX_SOCKET": str(tmp_path / "t.sock")},
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        wait_until(healthy, 30, interval=0.1, message="the server never answered /health")
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
     finally:

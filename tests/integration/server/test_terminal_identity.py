@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +40,7 @@ def _create(client: httpx.Client, session: str, directory: Path) -> dict[str, An
 def _kill_tmux_server(server: ServerProcess) -> None:
     pid = int(server.tmux("display-message", "-p", "#{pid}").strip())
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not os.path.exists(f"/proc/{pid}"), 10, message="tmux outlived SIGKILL")
 
 
 def _old_terminals_and_a_newcomer(

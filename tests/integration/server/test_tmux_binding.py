@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.waiting import wait_until
 
 from baton.errors import TerminalExitedError
 from baton.server.tmux import PaneRef, TmuxServer, bound_pane
@@ -88,10 +88,7 @@ def test_acts_refuse_a_pane_bound_to_another_terminal(tmux: TmuxServer, tmp_path
         tmux.send_keys(PaneRef(pane_id="%99", terminal_id="mine"), ["x"])
     # The pane's own terminal reaches it.
     tmux.send_keys(other, ["typed", "Enter"])
-    deadline = time.monotonic() + 10
-    while "typed" not in tmux.capture(other) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert "typed" in tmux.capture(other)
+    wait_until(lambda: "typed" in tmux.capture(other), 10, message="the keys never arrived")
     assert "typed" not in tmux.capture(mine)
     assert tmux.pane_current_path(other) == str(tmp_path)
     tmux.kill_window(other)
@@ -116,8 +113,6 @@ def test_the_command_reaches_the_pane_word_for_word(tmux: TmuxServer, tmp_path: 
         pane_log=runtime / "pane.log",
         gate_file=runtime / ".launch-gate",
     )
-    deadline = time.monotonic() + 10
-    while not out.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(out.exists, 10, message="the command never wrote its words")
     assert out.read_text() == "|".join(words) + "|"
     assert tmux.pane_state(PaneRef(pane_id=window.pane_id, terminal_id="t9")).exists

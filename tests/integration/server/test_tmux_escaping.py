@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.server import ServerProcess, create_scripted_terminal
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.tmux
 
@@ -60,10 +61,7 @@ def test_the_marker_command_runs_when_tmux_is_given_it(
     with baton_server.client() as client:
         create_scripted_terminal(client, tmp_path)
     baton_server.tmux("new-window", "-d", "-c", RUNS_A_COMMAND, "--", "sleep", "5")
-    deadline = time.monotonic() + 10
-    while not (baton_server.state_dir / MARKER).exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert (baton_server.state_dir / MARKER).exists()
+    wait_until((baton_server.state_dir / MARKER).exists, 10, message="the marker never appeared")
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=range(len(HOSTILE_NAMES)))
@@ -126,10 +124,8 @@ def test_a_state_directory_with_a_format_in_its_name_runs_nothing(tmp_path: Path
         sent = client.post(f"/terminals/{tid}/input", params={"message": "logged"})
         assert sent.status_code == 200, sent.text
         log = server.state_dir / "terminals" / tid / "pane.log"
-        deadline = time.monotonic() + 10
-        while b"logged" not in log.read_bytes() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert b"logged" in log.read_bytes()  # the pane log is where it should be
+        # The pane log is where it should be.
+        wait_until(lambda: b"logged" in log.read_bytes(), 10, message="nothing logged")
         assert _no_command_ran(server)
 
 
