@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.e2e.cao.rig import CaoRig, cao_rig, response_prompt, wait_until
+from tests.e2e.cao.rig import WAIT_SECONDS, CaoRig, cao_rig, response_prompt
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -53,10 +54,12 @@ def test_assign_send_message_list_siblings_and_delete_terminal(rig: CaoRig) -> N
     assert described["caller_id"] == boss
     assert described["session_name"] == supervisor["session_name"]
     # The worker does the assigned task for real.
-    status = wait_until(
-        lambda: rig.client.get(f"/terminals/{worker}").json()["status"] == "completed"
+    wait_until(
+        lambda: rig.client.get(f"/terminals/{worker}").json()["status"] == "completed",
+        WAIT_SECONDS,
+        interval=0.2,
+        message="the worker never completed",
     )
-    assert status
     answer = rig.response_file("analyst_summary.md").read_text(encoding="utf-8")
     assert answer.startswith("ANALYST_SUMMARY")
     last = rig.client.get(f"/terminals/{worker}/output", params={"mode": "last"}).json()
@@ -78,20 +81,24 @@ def test_assign_send_message_list_siblings_and_delete_terminal(rig: CaoRig) -> N
     sent = rig.cao.tool("send_message", {"message": report}, terminal_id=worker)
     assert sent["success"] is True, sent
     assert sent["receiver_id"] == boss and sent["sender_id"] == worker
-    delivered = wait_until(
+    wait_until(
         lambda: (
             [m["status"] for m in rig.client.get(f"/terminals/{boss}/inbox/messages").json()]
             == ["delivered"]
-        )
+        ),
+        WAIT_SECONDS,
+        interval=0.2,
+        message="the report never reached the supervisor's inbox",
     )
-    assert delivered
-    review = wait_until(
+    wait_until(
         lambda: (
             rig.response_file("analyst_review.md").is_file()
             and rig.client.get(f"/terminals/{boss}").json()["status"] == "completed"
-        )
+        ),
+        WAIT_SECONDS,
+        interval=0.2,
+        message="the supervisor never reviewed the report",
     )
-    assert review
     reviewed = rig.response_file("analyst_review.md").read_text(encoding="utf-8")
     boss_last = rig.client.get(f"/terminals/{boss}/output", params={"mode": "last"}).json()
     assert boss_last["output"].strip() == reviewed.strip()

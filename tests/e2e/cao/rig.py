@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import ModelServer, codex_environment, openai_model_server
 from tests.support.server import ServerProcess, running_baton_server
 
-__all__ = ["CaoRig", "cao_rig", "response_prompt", "wait_until"]
+__all__ = ["WAIT_SECONDS", "CaoRig", "cao_rig", "response_prompt"]
 
 WAIT_SECONDS = 120.0
 
@@ -49,16 +48,6 @@ def response_prompt(project: Path, role_file: str, text: str) -> str:
     """A prompt that names a response file, so the scripted model plays that role."""
     path = project / ".tmp" / "agent-responses" / role_file
     return f"{text}\n\nRESPONSE FILE INSTRUCTION: write your final answer to {path}"
-
-
-def wait_until(check, *, timeout: float = WAIT_SECONDS, interval: float = 0.2):  # type: ignore[no-untyped-def]
-    """Call `check` until it returns something truthy; that value (or the last falsy one)."""
-    deadline = time.monotonic() + timeout
-    value = check()
-    while not value and time.monotonic() < deadline:
-        time.sleep(interval)
-        value = check()
-    return value
 
 
 @contextmanager
