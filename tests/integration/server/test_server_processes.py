@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.support.waiting import wait_until
+
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 
 _LEADER = """
@@ -38,18 +40,12 @@ def test_leader_and_daemon_are_killed(tmp_path: Path) -> None:
     )
     daemon = None
     try:
-        deadline = time.monotonic() + 10
-        while not pid_file.exists() or not pid_file.read_text():
-            assert time.monotonic() < deadline, "the daemon never started"
-            time.sleep(0.02)
+        wait_until(lambda: pid_file.exists() and pid_file.read_text(), 10, interval=0.02)
         daemon = int(pid_file.read_text())
         assert _alive(daemon)
         kill_process_tree(leader.pid, grace_seconds=0.5)
         leader.wait(timeout=10)
-        deadline = time.monotonic() + 5
-        while _alive(daemon) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not _alive(daemon)
+        wait_until(lambda: not _alive(daemon), 5, interval=0.02, message="the daemon lives on")
     finally:
         leader.kill()
         if daemon is not None and _alive(daemon):
@@ -94,10 +90,7 @@ def test_a_process_that_leaves_on_term_is_let_go_not_killed(tmp_path: Path) -> N
     said = tmp_path / "said"
     polite = subprocess.Popen([sys.executable, "-c", _POLITE, str(said)], start_new_session=True)
     try:
-        deadline = time.monotonic() + 10
-        while not Path(f"{said}.ready").exists():
-            assert time.monotonic() < deadline, "the process never started"
-            time.sleep(0.02)
+        wait_until(Path(f"{said}.ready").exists, 10, interval=0.02, message="it never started")
         kill_process_tree(polite.pid, grace_seconds=30)
         assert polite.wait(timeout=10) == 0  # its own exit, not SIGKILL's -9
         assert said.read_text() == "term"
