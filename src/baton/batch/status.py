@@ -81,8 +81,10 @@ def status_view(
     driver = current_driver(ledger_path)
     table = Table(title=f"batch {batch.id} — {batch.status}", title_justify="left")
     for column in _COLUMNS:  # one line per feature: a long value ends in `…`, never wraps
-        justify = "right" if column in ("tokens", "cost") else "left"
-        table.add_column(column, justify=justify, no_wrap=True, overflow="ellipsis")
+        right = column in ("tokens", "cost")
+        table.add_column(
+            column, justify="right" if right else "left", no_wrap=True, overflow="ellipsis"
+        )
     probe = ServerProbe.for_environment(batch.api, environ) if driver and batch.api else None
     try:
         for index, record in enumerate(batch.features):
