@@ -19,6 +19,7 @@ from baton.orchestrator.notify_channels import WebhookChannel
 from baton.orchestrator.runlog import RunLog
 from baton.server.actions import ActionGone, ActionStore, Choice
 
+SCREENS = Path(__file__).parents[1] / "fixtures" / "screens"
 CODEX = """
 • Ran ls
 
@@ -53,27 +54,39 @@ def test_codex_dialog_reads_question_and_shortcut_keys() -> None:
     dialog = read_dialog(CODEX)
     assert dialog.question == "Would you like to run the following command?\n$ rm -rf build"
     assert dialog.options == (
-        Option("Yes, proceed (y)", "y"),
-        Option("Yes, and don't ask again for this command (a)", "a"),
-        Option("No, and tell Codex what to do differently (esc)", "Escape"),
+        Option("Yes, proceed (y)", ("y",)),
+        Option("Yes, and don't ask again for this command (a)", ("a",)),
+        Option("No, and tell Codex what to do differently (esc)", ("Escape",)),
     )
 
 
 def test_claude_dialog_reads_numbered_options() -> None:
     dialog = read_dialog(CLAUDE)
     assert dialog.question.endswith("Do you want to proceed?")
-    assert [option.key for option in dialog.options] == ["1", "2", "Escape"]
+    assert [option.keys for option in dialog.options] == [("1",), ("2",), ("Escape",)]
     assert dialog.options[0].label == "Yes"
 
 
 def test_yes_no_and_free_text_dialogs() -> None:
     asked = read_dialog("• hi\n\nAllow the scripted agent to start this work? [y/n] \n\n")
     assert asked.question == "Allow the scripted agent to start this work?"
-    assert asked.options == (Option("Yes", "y"), Option("No", "n"))
+    assert asked.options == (Option("Yes", ("y",)), Option("No", ("n",)))
     free = read_dialog("• Which database should I use?\n  Postgres or SQLite\n")
     assert free.options == () and "Which database" in free.question
     # Numbers with a gap are not a menu.
     assert read_dialog("1. one\n3. three\n").options == ()
+
+
+def test_a_pointer_menu_is_answered_with_arrows_then_enter() -> None:
+    screen = (SCREENS / "claude_code" / "permission-bash--waiting_user_answer.txt").read_text()
+    dialog = read_dialog(screen)
+    assert "Do you want to proceed?" in dialog.question
+    assert dialog.options == (Option("No", ("Enter",)), Option("Yes", ("Down", "Enter")))
+    assert read_dialog(" Pick one\n   Alpha\n ❯ Beta\n   Gamma\n").options == (
+        Option("Alpha", ("Up", "Enter")),
+        Option("Beta", ("Enter",)),
+        Option("Gamma", ("Down", "Enter")),
+    )
 
 
 def test_an_action_is_used_once_and_expires() -> None:

@@ -64,7 +64,7 @@ class WaitingReader:
     def _mint(self, terminal_id: str, dialog: Dialog) -> tuple[NotifyAction, ...]:
         if self.action_seconds <= 0:
             return ()
-        choices = [{"label": o.label[:80], "keys": [o.key]} for o in dialog.options]
+        choices = [{"label": o.label[:80], "keys": list(o.keys)} for o in dialog.options]
         response = self.client.post(
             f"{self.api}/baton/actions",
             json={

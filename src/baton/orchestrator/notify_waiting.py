@@ -19,9 +19,9 @@ from baton.roles import Role
 __all__ = ["answer_command", "waiting_notification"]
 
 
-def answer_command(role: Role, state_file: str | None, *, key: str | None = None) -> str:
-    """`baton answer ROLE …` that works from any directory."""
-    what = f"--key {shlex.quote(key)}" if key else '"…"'
+def answer_command(role: Role, state_file: str | None, *, keys: tuple[str, ...] = ()) -> str:
+    """`baton answer ROLE …` that works from any directory (free text: `"…"`)."""
+    what = " ".join(f"--key {shlex.quote(key)}" for key in keys) if keys else '"…"'
     where = f" --state-file {shlex.quote(str(Path(state_file).absolute()))}" if state_file else ""
     return f"baton answer {role.terminal_key} {what}{where}"
 
@@ -44,12 +44,12 @@ def waiting_notification(
     if details is not None:
         dialog = details.dialog
         fields["question"] = dialog.question
-        fields["options"] = [{"label": o.label, "key": o.key} for o in dialog.options]
+        fields["options"] = [{"label": o.label, "keys": list(o.keys)} for o in dialog.options]
         fields["cockpit_url"] = details.cockpit_url
         if dialog.question:
             lines.append(f"It asks: {dialog.question}")
         for number, option in enumerate(dialog.options, 1):
-            command = answer_command(role, state_file, key=option.key)
+            command = answer_command(role, state_file, keys=option.keys)
             lines.append(f"  {number}. {option.label}  →  {command}")
         actions, click = details.actions, details.cockpit_url
     lines.append(f"Answer: {fields['answer_command']}")

@@ -114,7 +114,10 @@ def test_the_button_answers_the_waiting_agent_once(
         (hook,) = receiver.received("/hook")
         payload = json.loads(hook.body)
         assert payload["question"] == "Allow the scripted agent to start this work?"
-        assert payload["options"] == [{"label": "Yes", "key": "y"}, {"label": "No", "key": "n"}]
+        assert payload["options"] == [
+            {"label": "Yes", "keys": ["y"]},
+            {"label": "No", "keys": ["n"]},
+        ]
         assert [a["url"] for a in payload["actions"]] == list(buttons.values())
         assert payload["cockpit_url"] == cockpit and payload["message"] == body
         for request in receiver.received():
