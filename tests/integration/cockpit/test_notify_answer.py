@@ -7,14 +7,18 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.integration.cockpit.conftest import baton_env
 from tests.support.receiver import Receiver, running_receiver
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
 
+from baton.demo.sample import write_sample_project
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.notify import Notifier
@@ -174,3 +178,59 @@ def test_minting_needs_the_master_token_and_an_agent_that_waits(
         assert refused.status_code == 409
         assert "not waiting for an answer; nothing sent" in refused.json()["detail"]
         assert _as_ntfy(asking_server.base_url + action["path"]).status_code == 410
+
+
+def test_a_run_waits_notifies_and_is_answered_from_the_phone(
+    tmp_path: Path, asking_server: ServerProcess, receiver: Receiver
+) -> None:
+    """`baton run` itself: the notification reaches ntfy (NTFY_URL alone, its topic in the
+    path) and the webhook; tapping Yes lets the run go on to PASS, as the person's answer."""
+    project = write_sample_project(tmp_path / "project")
+    state_path = project.root / ".tmp" / "state.json"
+    env = baton_env(
+        asking_server,
+        API=asking_server.base_url,
+        BATON_TOKEN=MASTER,
+        PROVIDER="scripted",
+        WD=str(project.root),
+        PROMPT=project.prompt(),
+        STATE_FILE=str(state_path),
+        POLL_SECONDS="0.2",
+        IDLE_GRACE_SECONDS="5",
+        CLEANUP_ON_EXIT="1",
+        NTFY_URL=f"{receiver.url}/phone",
+        WEBHOOK_URL=f"{receiver.url}/hook",
+        NOTIFY_DESKTOP="0",
+        NOTIFY_GROUP_SECONDS="0.5",
+    )
+    log = tmp_path / "run.log"
+    with log.open("w") as stderr:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "baton", "run"],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+        )
+    try:
+        (ntfy,) = receiver.wait_for("/phone", timeout=240)
+        assert ntfy.headers["title"] == "Baton: the programmer needs you"
+        assert "It asks: Allow the scripted agent to start this work?" in ntfy.body.decode()
+        buttons = _ntfy_actions(ntfy.headers["actions"])
+        assert list(buttons) == ["Yes", "No"]
+        used = _as_ntfy(buttons["Yes"])
+        assert used.status_code == 200, used.text
+        assert run.wait(timeout=300) == 0, log.read_text()[-3000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert "RESULT: PASS" in log.read_text()
+    assert _as_ntfy(buttons["No"]).status_code == 410
+    hooks = [json.loads(r.body) for r in receiver.received("/hook")]
+    assert [h["event"] for h in hooks] == ["waiting", "pass"]
+    assert hooks[0]["question"] == "Allow the scripted agent to start this work?"
+    for request in receiver.received():
+        assert MASTER not in request.body.decode() + json.dumps(request.headers)
