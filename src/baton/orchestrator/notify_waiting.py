@@ -36,7 +36,8 @@ def waiting_notification(
     key = role.terminal_key
     state_file = fields.get("state_file")
     state = f" --state-file {shlex.quote(str(Path(state_file).absolute()))}" if state_file else ""
-    lines = [f"The {role.title} (terminal {terminal}) is waiting for an answer{where}."]
+    folder = f" in {fields['wd']}" if fields.get("wd") else ""  # which run (of a batch)
+    lines = [f"The {role.title} (terminal {terminal}) is waiting for an answer{where}{folder}."]
     fields["answer_command"] = answer_command(role, state_file)
     fields["attach_command"] = f"baton attach {key}{state}"
     actions: tuple[NotifyAction, ...] = ()
