@@ -22,7 +22,7 @@ _OPTION = re.compile(r"^\s*[│|]?\s*(?:[›❯>▶]\s*)?(\d)[.)]\s+(\S.*?)\s*[�
 _SHORTCUT = re.compile(r"\s*\((\w|esc)\)$", re.IGNORECASE)
 _YES_NO = re.compile(r"[\[(]y/n[\])]", re.IGNORECASE)
 _POINTER = re.compile(r"^(\s*)[❯›▶]\s+(\S.*?)\s*$")
-_RULE = re.compile(r"^[\s─━═╭╮╰╯│┌┐└┘|+\-]*$")
+_RULE = re.compile(r"^[\s─━═╌┄┈╭╮╰╯│┌┐└┘|+\-]*$")
 _TAIL = 30
 _QUESTION_LINES = 4
 _BELOW_OPTIONS = 4  # at most this many lines (hints) under a dialog's last option
@@ -142,8 +142,28 @@ def _at_column(line: str, column: int) -> bool:
 
 
 def _question_above(tail: list[str], end: int) -> str:
+    """The question over the options: from its last line ending in `?` (and what follows
+    it, such as the command to approve, cut after a few lines), else the lines above."""
+    for index in range(end - 1, -1, -1):
+        text = _text(tail[index])
+        if text.endswith("?"):
+            below = [_text(line) for line in tail[index + 1 : end] if _text(line)]
+            below = [line for line in below if not _RULE.match(line)]
+            if not below:  # what it asks about is above it (Claude Code's dialogs)
+                return _lines_above(tail, end)
+            shown = below[: _QUESTION_LINES - 1]
+            more = ["…"] if len(below) > len(shown) else []
+            return "\n".join([text, *shown, *more])
+    return _lines_above(tail, end)
+
+
+def _text(line: str) -> str:
+    return line.strip().strip("│|").strip()
+
+
+def _lines_above(tail: list[str], end: int) -> str:
     """The last few meaningful lines above `end`: at most two paragraphs (a question and
-    what it is about, such as the command to approve)."""
+    what it is about)."""
     picked: list[str] = []
     gap: int | None = None  # how many lines were picked when the first gap came
     for line in reversed(tail[:end]):

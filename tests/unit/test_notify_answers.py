@@ -60,6 +60,23 @@ def test_codex_dialog_reads_question_and_shortcut_keys() -> None:
     )
 
 
+def test_recorded_dialogs_read_their_question_not_the_answer_above() -> None:
+    codex = read_dialog((SCREENS / "codex" / "approval-04.txt").read_text())
+    lines = codex.question.splitlines()
+    assert lines[0] == "Would you like to run the following command?"
+    assert lines[-1] == "…" and len(lines) == 5  # the command, cut after a few lines
+    assert [o.keys for o in codex.options] == [("y",), ("Escape",)]
+    claude = read_dialog(
+        (SCREENS / "claude_code" / "permission-bash--waiting_user_answer.txt").read_text()
+    )
+    assert claude.question.splitlines()[-1] == "Do you want to proceed?"
+    assert "ANALYST_SUMMARY" not in claude.question  # the numbered answer above is no menu
+    trust = read_dialog(
+        (SCREENS / "claude_code" / "first-start-trust--waiting_user_answer.txt").read_text()
+    )
+    assert [o.label for o in trust.options] == ["No, exit", "Yes, I trust this folder"]
+
+
 def test_claude_dialog_reads_numbered_options() -> None:
     dialog = read_dialog(CLAUDE)
     assert dialog.question.endswith("Do you want to proceed?")
