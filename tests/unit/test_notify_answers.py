@@ -15,7 +15,8 @@ from baton.errors import BadRequestError, ConfigError, NotFoundError
 from baton.orchestrator.config import Settings, load_settings
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.notify import Notifier
-from baton.orchestrator.notify_channels import WebhookChannel
+from baton.orchestrator.notify_channels import Notification, NotifyAction, WebhookChannel
+from baton.orchestrator.notify_group import combine
 from baton.orchestrator.runlog import RunLog
 from baton.server.actions import ActionGone, ActionStore, Choice
 
@@ -159,3 +160,29 @@ def test_ntfy_url_alone_takes_its_topic_from_the_path_or_is_refused(tmp_path: Pa
     with pytest.raises(ConfigError, match=r"^NTFY_URL: 'https://ntfy.example' names no topic"):
         load_settings(None, {**env, "NTFY_URL": "https://ntfy.example"}, {})
     assert Settings(wd=tmp_path).ntfy_target is None
+
+
+def test_agents_waiting_together_share_one_notification_and_its_buttons() -> None:
+    def waiting(role: str, url: str) -> Notification:
+        return Notification(
+            "waiting",
+            f"Baton: the {role} needs you",
+            f"{role} asks",
+            "high",
+            ("bell",),
+            {"role": role},
+            (NotifyAction("Yes", url),),
+            f"https://b/ui/terminals/{role}",
+        )
+
+    group = combine([waiting("programmer", "https://b/1"), waiting("tester", "https://b/2")])
+    assert group.title == "Baton: 2 agents need you"
+    assert group.actions == (
+        NotifyAction("programmer: Yes", "https://b/1"),
+        NotifyAction("tester: Yes", "https://b/2"),
+    )
+    assert group.click == "https://b/ui/terminals/programmer"
+    assert [item["actions"][0]["url"] for item in group.fields["items"]] == [
+        "https://b/1",
+        "https://b/2",
+    ]

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from baton.orchestrator.notify_channels import Notification
+from baton.orchestrator.notify_channels import Notification, NotifyAction
 
 __all__ = ["NotificationGrouper", "combine"]
 
@@ -71,7 +71,7 @@ def combine(notifications: Sequence[Notification]) -> Notification:
     priority = max((n.priority for n in notifications), key=_rank)
     tags = tuple(dict.fromkeys(tag for n in notifications for tag in n.tags))
     actions = tuple(
-        type(action)(f"{_who(n)}: {action.label}", action.url)
+        NotifyAction(f"{_who(n)}: {action.label}", action.url)
         for n in notifications
         for action in n.actions
     )
