@@ -115,3 +115,19 @@ def test_with_a_token_the_token_is_the_guard(tmp_path: Path) -> None:
     assert client.delete("/terminals/0123abcd", headers=remote).status_code == 401
     authorised = {**remote, "authorization": "Bearer t0k"}
     assert client.delete("/terminals/0123abcd", headers=authorised).status_code == 404
+
+
+def test_answer_actions_carry_their_own_credential(tmp_path: Path) -> None:
+    """An action's one-time token is its credential: no bearer, any Host or Origin reaches
+    the route (which refuses a wrong token); minting stays behind the usual checks."""
+    client = _client(tmp_path, token="secret")
+    foreign = {"host": "phone-tunnel.example", "origin": "https://ntfy.example"}
+    used = client.post("/baton/actions/bta.not-a-real-token", headers=foreign)
+    assert used.status_code == 404
+    assert used.json()["detail"].startswith("no such action")
+    body = {"terminal_id": "0123abcd", "choices": [{"label": "Yes", "keys": ["y"]}]}
+    assert client.post("/baton/actions", json=body).status_code == 401
+    assert client.post("/baton/actions/", json=body).status_code == 401
+    local = _client(tmp_path / "local")
+    assert local.post("/baton/actions", json=body, headers=foreign).status_code == 403
+    assert local.post("/baton/actions/bta.x-wrong-token", headers=foreign).status_code == 404

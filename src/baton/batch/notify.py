@@ -129,7 +129,7 @@ class BatchNotifier:
 
     def _send(self, notification: Notification) -> None:
         if self.notifier is not None and self.notifier.channels:
-            self.notifier.send(notification)
+            self.notifier.notify(notification)  # a burst of feature ends: one notification
 
     def close(self) -> None:
         if self.notifier is not None:

@@ -80,8 +80,11 @@ def status_view(
     now = datetime.now(UTC)
     driver = current_driver(ledger_path)
     table = Table(title=f"batch {batch.id} — {batch.status}", title_justify="left")
-    for column in _COLUMNS:
-        table.add_column(column, justify="right" if column in ("tokens", "cost") else "left")
+    for column in _COLUMNS:  # one line per feature: a long value ends in `…`, never wraps
+        right = column in ("tokens", "cost")
+        table.add_column(
+            column, justify="right" if right else "left", no_wrap=True, overflow="ellipsis"
+        )
     probe = ServerProbe.for_environment(batch.api, environ) if driver and batch.api else None
     try:
         for index, record in enumerate(batch.features):
@@ -92,9 +95,8 @@ def status_view(
             probe.close()
     tokens, cost = batch.totals()
     driven = f"driven by {driver.describe()}" if driver else "no driver running"
-    return Group(
-        table, Text(f"total: {tokens} tokens, ${cost:.2f}; {driven}; ledger: {ledger_path}")
-    )
+    total = f"total: {tokens} tokens, ${cost:.2f}; {driven}; ledger: {ledger_path}"
+    return Group(table, Text(total, no_wrap=True, overflow="ellipsis"))
 
 
 def render_status(

@@ -32,7 +32,6 @@ _UP = ("\x1b[A", "k", "\x1b[Z")
 _OPEN = ("\r", "\n", "\x1b[C", "l")
 _BACK = ("\x1b", "b", "B", "\x1b[D", "h")
 _STEER = {"c": "cancel", "r": "retry"}
-_FRAME_ROWS = 28  # a loop's frame without its screen tail, and the line naming the batch
 
 
 @dataclass
@@ -49,6 +48,7 @@ class BatchWatch:
     message: str = ""
     problem: str = ""
     confirming: tuple[str, str] | None = None  # (action, feature) waiting for `y`
+    size: tuple[int, int] = (200, 50)  # the terminal's columns and rows
 
     # --- input ---
 
@@ -132,7 +132,8 @@ class BatchWatch:
             self.problem = str(error)
         self.selected = min(self.selected, max(0, len(self.batch.features) - 1))
         if self.loop is not None:
-            self.loop.tail_lines = self.tail_lines
+            # The loop's frame, one row shorter: the line naming the batch is above it.
+            self.loop.fit(self.size[0], self.size[1] - 1)
             self.loop.refresh()
 
     # --- drawing ---
@@ -143,11 +144,17 @@ class BatchWatch:
             title = Text.assemble(
                 (f"batch {self.batch.id} › {self.loop_name}", "bold"),
                 "   Esc: back to the batch · q quit",
+                no_wrap=True,
+                overflow="ellipsis",
             )
             return Group(title, self.loop.render())
         footer = Text(
-            "keys: ↑/↓ pick a feature · Enter: its five agents · c cancel · r retry · q quit",
+            "keys: ↑/↓ pick a feature · Enter: its five agents · c cancel · r retry · q quit"
+            if self.size[0] >= 80
+            else "keys: ↑/↓ pick · Enter open · c cancel · r retry · q quit",
             style="bold",
+            no_wrap=True,
+            overflow="ellipsis",
         )
         if self.message:
             footer.append(f"\n{self.message}", "yellow")
@@ -182,7 +189,7 @@ def _loop(view: BatchWatch, console: Console, interval: float) -> None:
     from rich.live import Live
 
     def draw(live: Live) -> None:
-        view.tail_lines = max(3, min(15, console.size.height - _FRAME_ROWS))
+        view.size = (console.size.width, console.size.height)
         view.refresh()
         live.update(view.render(), refresh=True)
 

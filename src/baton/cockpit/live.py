@@ -82,6 +82,14 @@ class ServerProbe:
 
     def screen_tail(self, terminal_id: str, lines: int) -> str | None:
         """The last `lines` non-blank-trailing lines of `GET /terminals/{id}/output?mode=full`."""
+        output = self.screen(terminal_id)
+        if output is None:
+            return None
+        rows = output.rstrip().splitlines()
+        return "\n".join(rows[-lines:]) if lines > 0 else ""
+
+    def screen(self, terminal_id: str) -> str | None:
+        """The whole of `GET /terminals/{id}/output?mode=full`, or None."""
         if not terminal_id:
             return None
         response = self._get(f"/terminals/{terminal_id}/output", mode="full")
@@ -91,7 +99,4 @@ class ServerProbe:
             output = response.json().get("output")
         except (ValueError, AttributeError):
             return None
-        if not isinstance(output, str):
-            return None
-        rows = output.rstrip().splitlines()
-        return "\n".join(rows[-lines:]) if lines > 0 else ""
+        return output if isinstance(output, str) else None

@@ -4,31 +4,34 @@ Each refresh re-reads the state file and `events.jsonl` and, when the run's serv
 asks it for every terminal's status and the selected agent's screen. Without a server (a
 finished run, a stopped one) the rows come from the record alone and the screen panel
 shows the agent's last archived answer. Keys: 1-5 or Tab pick the agent, q quits.
+
+The frame fits the terminal it is drawn in (`Watcher.fit`): no row ever wraps (long
+values end in `…`), the key hints are always whole, narrow terminals drop the provider
+and terminal columns, and the rows left over go to the agent's screen, which shows its
+working area (`screen_area.py`), not its composer and footer.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import select
 import shlex
 import sys
-import termios
 import time
-import tty
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from baton.cockpit.keys import KeyReader, split_keys
 from baton.cockpit.live import ServerProbe
 from baton.cockpit.record import AgentRow, RunRecord, Turn, describe_event, load_run
+from baton.cockpit.screen_area import working_area
 from baton.errors import StateFileError
 from baton.orchestrator.runlog import format_duration
 from baton.roles import ROLES
@@ -36,6 +39,11 @@ from baton.roles import ROLES
 __all__ = ["KeyReader", "Watcher", "open_watcher", "printable", "run_watch", "split_keys"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Rows of the frame besides the screen's and the events' lines: header 3, table 7 (its
+# header, rule, five agents), two panel frames 4, footer 3.
+FRAME_ROWS = 17
+NARROW_COLUMNS = 120  # below: no provider and terminal columns, shorter status and tokens
+KEY_HINTS = "keys: 1-5 or Tab pick an agent · q quit"
 _STATUS_STYLES = {
     "idle": "green",
     "completed": "green",
@@ -66,12 +74,21 @@ class Watcher:
     state_path: Path
     probe: ServerProbe | None
     tail_lines: int = 15
+    events_lines: int = 8
+    narrow: bool = False
     selected: int = 0
     record: RunRecord | None = None
     problem: str = ""
     live: dict[str, LiveAgent] = field(default_factory=dict)
     screen: str | None = None
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def fit(self, width: int, height: int, wanted: int = 15) -> None:
+        """Share `height` rows between the screen tail (up to `wanted`) and the events."""
+        left = max(0, height - FRAME_ROWS)
+        self.events_lines = 8 if left >= 24 else 4 if left >= 12 else 2
+        self.tail_lines = max(1, min(wanted, left - self.events_lines))
+        self.narrow = width < NARROW_COLUMNS
 
     # --- input ---
 
@@ -118,11 +135,9 @@ class Watcher:
                 if isinstance(session, str) and isinstance(window, str):
                     agent.window = f"{session}:{window}"
         selected = record.state.terminals.get(ROLES[self.selected].terminal_key, "")
-        self.screen = (
-            self.probe.screen_tail(selected, self.tail_lines)
-            if self.probe.reachable is not False
-            else None
-        )
+        screen = self.probe.screen(selected) if self.probe.reachable is not False else None
+        provider = record.agent_rows()[self.selected].provider
+        self.screen = None if screen is None else working_area(screen, provider, self.tail_lines)
         if self.probe.reachable is False:
             self.probe.reachable = None  # try again on the next refresh
 
@@ -161,21 +176,26 @@ class Watcher:
         header.append(f"\nstate: {self.state_path}", "dim")
         if self.problem:
             header.append(f"\n{self.problem}", "red")
+        header.no_wrap, header.overflow = True, "ellipsis"
         return header
 
     def _table(self, record: RunRecord, rows: list[AgentRow]) -> Table:
         table = Table(expand=True, show_edge=False, pad_edge=False)
-        table.add_column("agent", no_wrap=True)
-        table.add_column("provider", overflow="ellipsis", max_width=12)
-        table.add_column("terminal", no_wrap=True)
-        table.add_column("status", no_wrap=True)
-        table.add_column("for", no_wrap=True)
-        table.add_column("turn", overflow="ellipsis")
-        table.add_column("verdict", no_wrap=True)
-        table.add_column("tokens", justify="right", no_wrap=True)
+        # Every cell on one line: a long value ends in `…` rather than wrapping its row.
+        wide = not self.narrow
+        table.add_column("agent", no_wrap=True, overflow="ellipsis")
+        if wide:
+            table.add_column("provider", no_wrap=True, overflow="ellipsis", max_width=12)
+            table.add_column("terminal", no_wrap=True, overflow="ellipsis")
+        table.add_column("status", no_wrap=True, overflow="ellipsis")
+        table.add_column("for", no_wrap=True, overflow="ellipsis")
+        table.add_column("turn", no_wrap=True, overflow="ellipsis")
+        table.add_column("verdict", no_wrap=True, overflow="ellipsis")
+        table.add_column("tokens", justify="right", no_wrap=True, overflow="ellipsis")
         awaited = record.state.awaiting.role if record.state.awaiting else None
         now = self.clock()
         last_turns = _last_turns(record)
+        status_column = 3 if wide else 1
         for index, row in enumerate(rows):
             live = self.live.get(row.terminal_id)
             status, since = (live.status, live.since) if live and live.status else (None, None)
@@ -189,18 +209,17 @@ class Watcher:
             turn = last_turns.get(row.role.output_key)
             cells = [
                 f"{marker}{index + 1} {row.role.title}{working}",
-                row.provider,
-                row.terminal_id or "-",
-                status or "-",
+                *((row.provider, row.terminal_id or "-") if wide else ()),
+                _short_status(status) if self.narrow else status or "-",
                 format_duration(max((reference - since).total_seconds(), 0.0)) if since else "-",
                 f"r{turn.round} {turn.phase} c{turn.cycle}" if turn else "-",
                 row.last_verdict,
-                _tokens_cell(row),
+                _tokens_cell(row, cost=wide),
             ]
             # Text cells, never markup: values read from the run are shown as they are.
             table.add_row(
                 *(
-                    Text(printable(cell), style=style if column == 3 else "")
+                    Text(printable(cell), style=style if column == status_column else "")
                     for column, cell in enumerate(cells)
                 )
             )
@@ -215,22 +234,26 @@ class Watcher:
         answer = _last_answer_tail(record, row, self.tail_lines)
         return Panel(
             Text(printable(answer), style="dim", no_wrap=True, overflow="crop"),
-            title=Text(f"last answer (no live screen): {title}"),
+            title=Text(f"last answer (no live screen): {title}", overflow="ellipsis"),
             title_align="left",
         )
 
     def _events_panel(self, record: RunRecord) -> Panel:
-        recent = record.events[-8:]
-        lines = Text("\n".join(printable(describe_event(event)) for event in recent))
+        recent = record.events[-self.events_lines :]
+        lines = Text(
+            "\n".join(printable(describe_event(event)) for event in recent),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
         return Panel(lines or Text("no events yet"), title="last events", title_align="left")
 
     def _footer(self, record: RunRecord, row: AgentRow) -> Text:
         key = row.role.terminal_key
         where = shlex.quote(str(self.state_path))
         live = self.live.get(row.terminal_id)
-        footer = Text("keys: 1-5 or Tab pick an agent · q quit\n", style="bold")
+        footer = Text(f"{KEY_HINTS}\n", style="bold", no_wrap=True, overflow="ellipsis")
         footer.append(f"attach: baton attach {key} --state-file {where}")
-        if live and live.window:
+        if live and live.window and not self.narrow:
             footer.append(f"   (tmux window {printable(live.window)})", "dim")
         footer.append(f"\nanswer: baton answer {key} TEXT --state-file {where}")
         return footer
@@ -240,11 +263,17 @@ def _outcome_style(state: Any) -> str:
     return {"PASS": "bold green", "FAIL": "bold red"}.get(state.final_status, "bold cyan")
 
 
-def _tokens_cell(row: AgentRow) -> str:
+def _short_status(status: str | None) -> str:
+    return "waiting" if status == "waiting_user_answer" else status or "-"
+
+
+def _tokens_cell(row: AgentRow, *, cost: bool = True) -> str:
     if not row.tokens.total:
         return "-"
-    cost = f" ${row.tokens.cost_usd:.3f}" if row.tokens.cost_usd is not None else ""
-    return f"{row.tokens.total:,}{cost}"
+    if not cost:
+        return f"{row.tokens.total:,}"
+    dollars = f" ${row.tokens.cost_usd:.3f}" if row.tokens.cost_usd is not None else ""
+    return f"{row.tokens.total:,}{dollars}"
 
 
 def _last_turns(record: RunRecord) -> dict[str, Turn]:
@@ -265,36 +294,6 @@ def _last_answer_tail(record: RunRecord, row: AgentRow, lines: int) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-class KeyReader:
-    """Single keys from a terminal without waiting for Enter (nothing when stdin is no tty)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.fd = stream.fileno() if stream.isatty() else None
-        self._saved: list[Any] | None = None
-
-    def __enter__(self) -> KeyReader:
-        if self.fd is not None:
-            self._saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self.fd is not None and self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
-
-    def read(self, timeout: float) -> str | None:
-        """A key (an escape sequence as one string), or None after `timeout` seconds."""
-        if self.fd is None:
-            time.sleep(timeout)
-            return None
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return None
-        data = os.read(self.fd, 16).decode("utf-8", "replace")
-        return data or None
-
-
 def run_watch(
     state_path: Path,
     environ: Mapping[str, str],
@@ -309,6 +308,8 @@ def run_watch(
     watcher = open_watcher(state_path, environ, lines)
     probe = watcher.probe
     try:
+        if console.is_terminal:
+            watcher.fit(console.size.width, console.size.height, lines)
         watcher.refresh()
         if once or not console.is_terminal:  # a pipe or a file gets one frame
             console.print(watcher.render())
@@ -342,8 +343,7 @@ def _loop(watcher: Watcher, console: Console, interval: float) -> None:
     wanted = watcher.tail_lines
 
     def fit() -> None:
-        # The rest of the frame takes about 27 rows; the screen tail gets what is left.
-        watcher.tail_lines = max(3, min(wanted, console.size.height - 27))
+        watcher.fit(console.size.width, console.size.height, wanted)
 
     fit()
     watcher.refresh()
@@ -370,18 +370,3 @@ def _loop(watcher: Watcher, console: Console, interval: float) -> None:
 def _keys_continue(watcher: Watcher, data: str) -> bool:
     """Feed a read's keys one by one (escape sequences whole); False once one says quit."""
     return all(watcher.handle_key(key) for key in split_keys(data))
-
-
-def split_keys(data: str) -> Iterator[str]:
-    """One read's keys, one by one; an escape sequence (an arrow, shift-Tab) as one key."""
-    index = 0
-    while index < len(data):
-        if data[index] == "\x1b":
-            end = index + 1
-            while end < len(data) and not data[end].isalpha() and data[end] != "~":
-                end += 1
-            yield data[index : end + 1]
-            index = end + 1
-        else:
-            yield data[index]
-            index += 1

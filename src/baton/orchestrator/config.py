@@ -52,7 +52,15 @@ from types import MappingProxyType, UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from baton.errors import ConfigError
 from baton.orchestrator.config_errors import Origin, one_line
@@ -181,6 +189,12 @@ class Settings(BaseModel):
     """More notification targets as apprise URLs, separated by spaces or commas."""
     notify_desktop: Annotated[Flag, Setting("notify.desktop")] = True
     """Desktop notifications (notify-send) when a desktop session is there."""
+    notify_public_url: Annotated[str, Setting("notify.public_url", shown="API")] = ""
+    """The server's address as a phone reaches it, for answer buttons and cockpit links."""
+    notify_group_seconds: Annotated[NonNegativeNumber, Setting("notify.group_seconds")] = 3.0
+    """Notifications this close together are sent as one (0: each at once)."""
+    notify_action_seconds: Annotated[NonNegativeNumber, Setting("notify.action_seconds")] = 3600.0
+    """How long a notification's answer buttons work (0: no answer buttons)."""
     prices: Mapping[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     token: str | None = Field(default=None, repr=False)
     agents: Mapping[RoleName, AgentOverride] = Field(default_factory=dict)
@@ -243,11 +257,19 @@ class Settings(BaseModel):
             raise ValueError(f"no host in {api!r}")
         return api
 
-    @field_validator("ntfy_url", "webhook_url")
+    @field_validator("ntfy_url", "webhook_url", "notify_public_url")
     @classmethod
-    def _http_url(cls, url: str) -> str:
+    def _http_url(cls, url: str, info: ValidationInfo) -> str:
         if url and not url.startswith(("http://", "https://")):
             raise ValueError(f"{_HTTP_URL}, got {url!r}")
+        if info.field_name == "ntfy_url" and url and not info.data.get("ntfy_topic"):
+            # NTFY_URL alone: the topic is the URL's last path segment, or nothing is sent.
+            topic = httpx.URL(url).path.rstrip("/").rpartition("/")[2]
+            if not _NTFY_TOPIC.fullmatch(topic):
+                raise ValueError(
+                    f"{url!r} names no topic and NTFY_TOPIC is unset: set NTFY_TOPIC, or "
+                    "give the topic in the URL (https://ntfy.sh/<topic>)"
+                )
         return url
 
     @field_validator("ntfy_topic")
@@ -281,6 +303,17 @@ class Settings(BaseModel):
     def state_path(self) -> Path:
         """STATE_FILE, or `WD/.tmp/codex-3agents-loop-state.json` (the shell script's)."""
         return self.state_file or self.wd / ".tmp" / DEFAULT_STATE_FILE_NAME
+
+    @property
+    def ntfy_target(self) -> tuple[str, str] | None:
+        """(ntfy server, topic): NTFY_TOPIC on NTFY_URL, or a topic given as NTFY_URL's
+        last path segment; None when ntfy is not asked for."""
+        if self.ntfy_topic:
+            return self.ntfy_url, self.ntfy_topic
+        if "ntfy_url" not in self.model_fields_set or not self.ntfy_url:
+            return None
+        server, _, topic = self.ntfy_url.rstrip("/").rpartition("/")
+        return server, topic
 
     @property
     def prompt_parts(self) -> PromptParts | None:

@@ -19,6 +19,7 @@ import httpx
 
 from baton.errors import ConfigError
 from baton.orchestrator.config import Settings
+from baton.orchestrator.notify_answers import WaitingDetails, WaitingReader
 from baton.orchestrator.notify_channels import (
     HTTP_TIMEOUT,
     AppriseChannel,
@@ -29,6 +30,8 @@ from baton.orchestrator.notify_channels import (
     WebhookChannel,
     desktop_available,
 )
+from baton.orchestrator.notify_group import NotificationGrouper
+from baton.orchestrator.notify_waiting import waiting_notification
 from baton.orchestrator.runlog import RunLog
 from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 
@@ -38,25 +41,33 @@ __all__ = ["Notification", "Notifier", "notification_for"]
 class Notifier:
     """Sends the notifications of one run to its channels; an `EventListener`."""
 
-    def __init__(self, channels: Sequence[Channel], log: RunLog) -> None:
+    def __init__(
+        self,
+        channels: Sequence[Channel],
+        log: RunLog,
+        *,
+        group_seconds: float = 0.0,
+        reader: WaitingReader | None = None,
+    ) -> None:
         self.channels = list(channels)
         self.log = log
         self.context: dict[str, Any] = {}  # run, state_file, wd, as the run reports them
+        self.reader = reader  # the waiting agent's question and answer buttons
         self._warned: set[str] = set()
         self._client: httpx.Client | None = None
+        self._grouper = NotificationGrouper(self.send, group_seconds)
 
     @classmethod
     def from_settings(cls, settings: Settings, log: RunLog) -> Notifier:
         """The channels the settings ask for (none: a notifier that sends nothing)."""
-        notifier = cls([], log)
-        if settings.ntfy_topic or settings.webhook_url:
-            client = httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=True)
-            notifier._client = client
-            if settings.ntfy_topic:
-                ntfy = NtfyChannel(settings.ntfy_url, settings.ntfy_topic, client)
-                notifier.channels.append(ntfy)
-            if settings.webhook_url:
-                notifier.channels.append(WebhookChannel(settings.webhook_url, client))
+        notifier = cls([], log, group_seconds=settings.notify_group_seconds)
+        client = httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=True)
+        notifier._client = client
+        ntfy = settings.ntfy_target
+        if ntfy is not None:
+            notifier.channels.append(NtfyChannel(ntfy[0], ntfy[1], client))
+        if settings.webhook_url:
+            notifier.channels.append(WebhookChannel(settings.webhook_url, client))
         urls = [url for url in re.split(r"[\s,]+", settings.notify_urls) if url]
         if urls:
             try:
@@ -67,10 +78,19 @@ class Notifier:
         program = desktop_available() if settings.notify_desktop else None
         if program:
             notifier.channels.append(DesktopChannel(program))
+        notifier.reader = WaitingReader(
+            settings.api,
+            settings.token,
+            settings.notify_public_url,
+            settings.notify_action_seconds,
+            client,
+        )
         notifier.context.update(state_file=str(settings.state_path), wd=str(settings.wd))
         return notifier
 
     def close(self) -> None:
+        """Send what a burst still holds, then let go of the HTTP client."""
+        self._grouper.close()
         if self._client is not None:
             self._client.close()
 
@@ -82,25 +102,44 @@ class Notifier:
                     self.context[name] = record[name]
         if not self.channels:
             return
-        notification = notification_for(record, self.context)
+        details = self._details(record)
+        notification = notification_for(record, self.context, details)
         if notification is not None:
-            self.send(notification)
+            self.notify(notification)
+
+    def notify(self, notification: Notification) -> None:
+        """Send, grouped with the others of its burst (NOTIFY_GROUP_SECONDS)."""
+        self._grouper.add(notification)
 
     def send(self, notification: Notification) -> None:
+        """Send to every channel now; a failing channel is one warning, once."""
         for channel in self.channels:
             try:
                 channel.send(notification)
             except Exception as error:
-                if channel.name not in self._warned:
-                    self._warned.add(channel.name)
-                    self.log.warning(
-                        f"{channel.name} notification failed ({_describe(error)}); "
-                        "the run goes on without it"
-                    )
+                self._warn_once(channel.name, f"{channel.name} notification failed", error)
+
+    def _details(self, record: Mapping[str, Any]) -> WaitingDetails | None:
+        """What a waiting agent asks and its answer buttons; None when it cannot be read."""
+        terminal = record.get("terminal_id")
+        if record.get("event") != "waiting" or self.reader is None or not terminal:
+            return None
+        try:
+            return self.reader.details(str(terminal))
+        except Exception as error:
+            self._warn_once("question", "reading the waiting agent's question failed", error)
+            return None
+
+    def _warn_once(self, name: str, what: str, error: Exception) -> None:
+        if name not in self._warned:
+            self._warned.add(name)
+            self.log.warning(f"{what} ({_describe(error)}); the run goes on without it")
 
 
 def notification_for(
-    record: Mapping[str, Any], context: Mapping[str, Any] | None = None
+    record: Mapping[str, Any],
+    context: Mapping[str, Any] | None = None,
+    details: WaitingDetails | None = None,
 ) -> Notification | None:
     """The notification an event calls for, or None for events nobody needs to hear of."""
     event = record.get("event")
@@ -116,16 +155,7 @@ def notification_for(
         "ts": record.get("ts"),
     }
     if event == "waiting" and role is not None:
-        key = role.terminal_key
-        message = (
-            f"The {role.title} (terminal {terminal}) is waiting for an answer{where}. "
-            f'Answer it: baton answer {key} "…"  ·  look first: baton attach {key}'
-        )
-        fields["answer_command"] = f'baton answer {key} "…"'
-        fields["attach_command"] = f"baton attach {key}"
-        return Notification(
-            "waiting", f"Baton: the {role.title} needs you", message, "high", ("bell",), fields
-        )
+        return waiting_notification(role, str(terminal), where, fields, details)
     if event == "run_end" and record.get("final_status") in ("PASS", "FAIL"):
         status = record["final_status"]
         passed = status == "PASS"

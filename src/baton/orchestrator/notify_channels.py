@@ -23,12 +23,25 @@ __all__ = [
     "Channel",
     "DesktopChannel",
     "Notification",
+    "NotifyAction",
     "NtfyChannel",
     "WebhookChannel",
     "desktop_available",
 ]
 
 HTTP_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+
+
+# ntfy shows at most three action buttons.
+NTFY_MAX_ACTIONS = 3
+
+
+@dataclass(frozen=True)
+class NotifyAction:
+    """A one-time answer: POST to `url` (no body, no credentials) performs it."""
+
+    label: str
+    url: str
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,8 @@ class Notification:
     priority: str = "default"  # ntfy's words: min, low, default, high, urgent
     tags: tuple[str, ...] = ()
     fields: Mapping[str, Any] = field(default_factory=dict)  # role, terminal_id, run, …
+    actions: tuple[NotifyAction, ...] = ()  # answer buttons (ntfy), URLs (webhook)
+    click: str = ""  # where tapping the notification leads (the agent's cockpit page)
 
 
 class Channel(Protocol):
@@ -65,6 +80,10 @@ class NtfyChannel:
             "Priority": notification.priority,
             "Tags": ",".join(notification.tags),
         }
+        if notification.click:
+            headers["Click"] = notification.click
+        if notification.actions:
+            headers["Actions"] = ntfy_actions_header(notification.actions)
         response = self.client.post(
             self.url, content=notification.message.encode("utf-8"), headers=headers
         )
@@ -89,6 +108,10 @@ class WebhookChannel:
             "priority": notification.priority,
             **notification.fields,
         }
+        if notification.click:
+            payload["click"] = notification.click
+        if notification.actions:
+            payload["actions"] = [{"label": a.label, "url": a.url} for a in notification.actions]
         self.client.post(self.url, json=payload).raise_for_status()
 
 
@@ -161,3 +184,19 @@ def _header_text(text: str) -> str:
     if text.isascii():
         return text
     return Header(text, "utf-8").encode()
+
+
+def ntfy_actions_header(actions: tuple[NotifyAction, ...]) -> str:
+    """ntfy's `Actions` header: up to three `http` buttons that POST to their URL once
+    (ntfy's http action; `clear=true` dismisses the notification after a success)."""
+    parts = []
+    for action in actions[:NTFY_MAX_ACTIONS]:
+        label = _ntfy_label(action.label)
+        parts.append(f'http, "{label}", {action.url}, method=POST, clear=true')
+    return "; ".join(parts)
+
+
+def _ntfy_label(label: str) -> str:
+    """A button label the header can carry: ASCII, no quotes, short."""
+    text = label.encode("ascii", "replace").decode("ascii").replace('"', "'")
+    return text if len(text) <= 40 else text[:39] + "~"

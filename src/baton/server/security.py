@@ -10,6 +10,10 @@ not checked (a browser page cannot learn the token nor send it cross-origin). Ag
 never hold that token: each terminal gets its own (`terminal_tokens.py`), which may do
 only what that terminal's tools do (`scopes.py`, 403 otherwise).
 
+An answer action (`POST /baton/actions/{action token}`, what a notification's button
+calls) is let through without bearer, Host or Origin checks: its one-time token is the
+credential, so a phone reaching the server through a tunnel or proxy can use it.
+
 A request with more than one Host header is refused (400) whatever the token: which
 one a proxy or the server believes would otherwise be anyone's guess.
 
@@ -80,6 +84,10 @@ def _cookie(headers: dict[str, str], name: str) -> str | None:
         return None
     morsel = jar.get(name)
     return morsel.value if morsel is not None else None
+
+
+# Answer actions carry their own one-time token in the path (`baton.server.actions`).
+_ACTION_PREFIX = "/baton/actions/"
 
 
 def split_host(value: str) -> str:
@@ -157,6 +165,9 @@ class LocalOnlyMiddleware:
         await send({"type": "http.response.body", "body": body})
 
     def _check(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        path = scope["path"]
+        if path.startswith(_ACTION_PREFIX) and len(path) > len(_ACTION_PREFIX):
+            return None  # the route checks the action token itself
         if self.token:
             return self._check_token(scope, headers)
         host = split_host(headers.get("host", ""))

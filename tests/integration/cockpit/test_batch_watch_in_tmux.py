@@ -103,3 +103,25 @@ def test_batch_watch_rows_per_loop_and_drill_into_one(
         assert private_tmux.pane_dead()
     finally:
         driver.release()
+
+
+def test_batch_watch_fits_80x24(tmp_path: Path, finished_run: FinishedRun) -> None:
+    """At 80x24 no row wraps and the key hints are whole, on the table and inside a loop."""
+    repository, _ = _batch_on(tmp_path, finished_run)
+    tmux = PrivateTmux(columns=80, rows=24)
+    try:
+        tmux.start(
+            [sys.executable, "-m", "baton", "batch", "watch", "b", "--repo", str(repository.root)],
+            finished_run.env,
+        )
+        hints = "keys: ↑/↓ pick a feature · Enter: its five agents · c cancel · r retry · q quit"
+        for wanted, keys in ((hints, ()), ("keys: 1-5 or Tab pick an agent · q quit", ("Enter",))):
+            if keys:
+                tmux.keys(*keys)
+            screen = tmux.wait_for(wanted)
+            joined = tmux.tmux("capture-pane", "-p", "-J", "-t", "view")
+            assert len(joined.rstrip().splitlines()) == len(screen.rstrip().splitlines()), screen
+            assert any(line.strip() == wanted for line in screen.splitlines()), screen
+        assert "batch b › alpha" in screen and "5 tester" in screen
+    finally:
+        tmux.kill()

@@ -26,7 +26,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def _notifier(tmp_path: Path, stream: io.StringIO, **settings: object) -> Notifier:
-    values = {"wd": tmp_path, "notify_desktop": False, **settings}
+    values = {"wd": tmp_path, "notify_desktop": False, "notify_group_seconds": 0, **settings}
     return Notifier.from_settings(Settings(**values), RunLog(stream))  # type: ignore[arg-type]
 
 
@@ -57,8 +57,8 @@ def test_waiting_agent_goes_to_ntfy_and_the_webhook(tmp_path: Path, receiver: Re
     assert ntfy.headers["tags"] == "bell"
     body = ntfy.body.decode("utf-8")
     assert "terminal 0a1b2c3d" in body and "round 2, programmer phase" in body
-    assert 'baton answer peer_programmer "…"' in body
-    assert "baton attach peer_programmer" in body
+    assert 'baton answer peer_programmer "…" --state-file /p/.tmp/state.json' in body
+    assert "baton attach peer_programmer --state-file /p/.tmp/state.json" in body
 
     (hook,) = receiver.received("/hook")
     assert hook.headers["content-type"] == "application/json"
@@ -67,9 +67,13 @@ def test_waiting_agent_goes_to_ntfy_and_the_webhook(tmp_path: Path, receiver: Re
     assert payload["role"] == "peer_programmer"
     assert payload["terminal_id"] == "0a1b2c3d"
     assert payload["state_file"] == "/p/.tmp/state.json"
-    assert payload["answer_command"] == 'baton answer peer_programmer "…"'
+    assert payload["answer_command"] == (
+        'baton answer peer_programmer "…" --state-file /p/.tmp/state.json'
+    )
     assert payload["message"] == body
-    assert stream.getvalue() == ""
+    # No server at API: the words go out without the question, with one warning.
+    assert "reading the waiting agent's question failed" in stream.getvalue()
+    assert len(stream.getvalue().splitlines()) == 1
 
 
 def test_each_kind_of_event_and_the_quiet_ones(tmp_path: Path, receiver: Receiver) -> None:

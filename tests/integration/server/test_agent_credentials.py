@@ -144,6 +144,7 @@ def test_a_terminal_token_does_its_own_acts_and_nothing_else(
             ("POST", "/sessions", {"agent_profile": "programmer", "provider": "scripted"}),
             ("GET", "/sessions", {}),
             ("GET", f"/terminals/{own}/attach", {}),
+            ("POST", "/baton/actions", {}),  # an agent may not mint answers to itself
             (
                 "POST",
                 f"/sessions/{supervisor['session_name']}/terminals",

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi import Path as PathParam
 
+from baton.server.actions import ActionStore
 from baton.server.controls import TerminalControls
 from baton.server.inbox import InboxService
 from baton.server.sessions import SessionService
@@ -30,6 +31,7 @@ class Services:
     controls: TerminalControls
     inbox: InboxService
     steps: StepRunner
+    actions: ActionStore
 
     @classmethod
     def over(cls, terminals: TerminalService) -> Services:
@@ -39,6 +41,7 @@ class Services:
             controls=TerminalControls(terminals),
             inbox=InboxService(terminals),
             steps=StepRunner(terminals, events=terminals.events),
+            actions=ActionStore(),
         )
 
 
