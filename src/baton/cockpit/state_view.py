@@ -122,7 +122,7 @@ def format_status(
         lines.append(f"reviews:    {len(record.gates)} cycles judged, {approved} approved")
     if record.tokens:
         total = record.total_tokens()
-        cost = f", ${total.cost_usd:.4f}" if total.cost_usd is not None else ""
+        cost = f", {text}" if (text := total.cost_text()) else ""
         lines.append(f"tokens:     {total.input_tokens:,} in, {total.output_tokens:,} out{cost}")
     if live is not None:
         lines.append("agents:" + (f"     ({server_note})" if server_note else ""))

@@ -13,12 +13,12 @@ itself, completes or repairs the team (`repair_team`) and goes on.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from baton.errors import BatonError, BudgetExhausted, StateFileError
+from baton.errors import ApiHttpError, BatonError, BudgetExhausted, ConfigError, StateFileError
 from baton.gitinfo import git_head
+from baton.hints import RunCommand, baton_command
 from baton.orchestrator.archive import Archive
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
@@ -38,7 +38,7 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
-from baton.orchestrator.startup import PreparedRun, prepare_run
+from baton.orchestrator.startup import PreparedRun, prepare_run, resume_command
 from baton.orchestrator.state import (
     FinalStatus,
     RunState,
@@ -52,14 +52,32 @@ from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
-__all__ = ["Orchestrator", "run_orchestrator"]
+__all__ = ["Orchestrator", "resumable", "run_orchestrator"]
+
+# API answers a resume cannot change: the request itself is wrong (a profile or provider
+# the server does not know, a refused token).
+_USAGE_STATUSES = frozenset({400, 401, 403, 422})
 
 
-def run_orchestrator(settings: Settings, *, log: RunLog | None = None) -> int:
+def resumable(error: BaseException | None) -> bool:
+    """Whether running the same command again can get past what stopped the run.
+
+    Interruptions (signals, a budget, an unreachable server, an agent that failed its
+    turn) are; a configuration or usage error is not until the user changes something.
+    """
+    if isinstance(error, ConfigError):
+        return False
+    return not (isinstance(error, ApiHttpError) and error.status_code in _USAGE_STATUSES)
+
+
+def run_orchestrator(
+    settings: Settings, *, log: RunLog | None = None, command: RunCommand | None = None
+) -> int:
     """Run the loop to the end: 0 on PASS, 1 on FAIL; BatonError on a fatal problem.
 
     SIGINT/SIGTERM raise `RunInterrupted` after the state is saved. Call it from the main
-    thread to get signal handling (`baton run` and `baton demo` do).
+    thread to get signal handling (`baton run` and `baton demo` do). `command` is how the
+    run was started, kept in the state file for the resume hint.
     """
     log = log or RunLog()
     with ApiClient(
@@ -69,14 +87,18 @@ def run_orchestrator(settings: Settings, *, log: RunLog | None = None) -> int:
         token=settings.token,
         outage_seconds=settings.server_outage_seconds,
     ) as api:
-        return Orchestrator(settings, api, log).run()
+        return Orchestrator(settings, api, log, command=command).run()
 
 
 class Orchestrator:
     """One run: its settings, API client, state, handoff and signal guard."""
 
-    def __init__(self, settings: Settings, api: ApiClient, log: RunLog) -> None:
+    def __init__(
+        self, settings: Settings, api: ApiClient, log: RunLog, *, command: RunCommand | None = None
+    ) -> None:
         self.settings = settings
+        self.command = command
+        self.stopped_by: BaseException | None = None  # the error that ended the run, if any
         self.api = api
         self.log = log
         self.signals = SignalGuard()
@@ -97,9 +119,11 @@ class Orchestrator:
             self._take_driver_lock()
             try:
                 return self._run()
-            except BudgetExhausted:
+            except BudgetExhausted as exhausted:
+                self.stopped_by = exhausted
                 raise  # recorded as a `budget` event; not an error of the run
             except BatonError as error:
+                self.stopped_by = error
                 self.events.emit(EventKind.ERROR, error=type(error).__name__, message=str(error))
                 raise
             finally:
@@ -141,6 +165,8 @@ class Orchestrator:
         check_before_start(self.settings, self.api)
         state.archive_dir = str(archive.directory)
         state.exit_complete = False
+        if state.command is None:  # a new run, or a file written before commands were kept
+            state.command = self.command
         self.events = RunEvents(archive.directory, listeners=self.events.listeners)
         self.notifier.context["run"] = str(archive.directory)
         self.state = state  # from here on every exit saves it (a partial team resumes)
@@ -240,11 +266,12 @@ class Orchestrator:
 
     def _print_how_to_watch(self) -> None:
         """Where a person can follow the agents, in commands to copy (any other terminal)."""
-        quoted = shlex.quote(str(self.state_path))
-        roles = "|".join(ROLE_BY_TERMINAL)
-        self.log.info(f"watch the agents live: baton watch {quoted}")
-        self.log.info(f"attach to an agent: baton attach {{{roles}}} --state-file {quoted}")
-        self.log.info(f"after the run: baton report {quoted}")
+        path = self.state_path
+        self.log.info(f"watch the agents live: {baton_command('watch', path)}")
+        for role in ROLE_BY_TERMINAL:
+            line = baton_command("attach", role, "--state-file", path)
+            self.log.info(f"attach to the {role}: {line}")
+        self.log.info(f"after the run: {baton_command('report', path)}")
 
     def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
         """A wait saw a terminal change status: record it (and a dialog waiting for an answer)."""
@@ -340,8 +367,20 @@ class Orchestrator:
         return (
             f"{error}; the last saved state (round {kept.current_round}, phase "
             f"{kept.current_phase}, saved {kept.updated_at or 'earlier'}) is intact: once "
-            f"{self.state_path.parent} can be written again, run `baton run` again to resume"
+            f"{self.state_path.parent} can be written again, resume with: "
+            f"{resume_command(kept, self.state_path)}"
         )
+
+    def _stopped_line(self, state: RunState) -> str:
+        """Where an unfinished run stopped, and the command that resumes it when one can."""
+        where = f"round {state.current_round}, phase {state.current_phase}"
+        saved = f"state saved to {self.state_path} ({where})"
+        if not resumable(self.stopped_by):
+            return f"{saved}; fix the error below before running again"
+        command = resume_command(state, self.state_path)
+        if isinstance(self.stopped_by, BudgetExhausted):
+            return f"{saved}; raise {self.stopped_by.budget}, then resume with: {command}"
+        return f"{saved}; resume with: {command}"
 
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked.
@@ -378,10 +417,7 @@ class Orchestrator:
         if unsaved is not None:
             self.log.warning(self._unsaved_note(unsaved))
         elif self.state.final_status == FinalStatus.RUNNING:
-            self.log.info(
-                f"state saved to {self.state_path}; run `baton run` again to resume "
-                f"(round {self.state.current_round}, phase {self.state.current_phase})"
-            )
+            self.log.info(self._stopped_line(self.state))
         else:
             self.log.info(
                 f"finished with {self.state.final_status} in round {self.state.current_round}; "

@@ -2,7 +2,7 @@
 
 Either tool resumes the other's run, so the shell script's fields keep their names and
 shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
-`explore_sent`, `archive_dir`, `output_files`, `restarts`, `exit_complete`) that the
+`explore_sent`, `archive_dir`, `output_files`, `restarts`, `exit_complete`, `command`) that the
 shell script ignores and that default sensibly when a shell-written file lacks them.
 Writes are atomic: a crash leaves either the old file or the new one, never a torn one.
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from baton.errors import StateFileError
+from baton.hints import RunCommand
 from baton.orchestrator.crashpoints import crash_point
 from baton.private import new_private_dirs
 from baton.roles import ROLES
@@ -112,6 +113,9 @@ class RunState:
     # False while a Baton run is live; True once its exit path (final save, cleanup) is
     # done. None: not written by Baton (treated as done).
     exit_complete: bool | None = None
+    # How the run was started (argv, directory, settings from the environment): what the
+    # resume hint repeats. None in files written before it was kept, or by the shell script.
+    command: RunCommand | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -175,6 +179,8 @@ class RunState:
                 "exit_complete": self.exit_complete,
             }
         )
+        if self.command is not None:
+            document["command"] = self.command.to_json()
         return document
 
     @classmethod
@@ -208,6 +214,7 @@ class RunState:
             exit_complete=data.get("exit_complete")
             if isinstance(data.get("exit_complete"), bool)
             else None,
+            command=RunCommand.from_json(data.get("command")),
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
         for name, keys in (("terminals", TERMINAL_KEYS), ("outputs", OUTPUT_KEYS)):
