@@ -11,9 +11,9 @@ from baton.cli import cli
 from baton.errors import ConfigError, PromptError
 from baton.orchestrator.prompts import (
     EXPLORE_MARKER,
-    PROMPT_EXAMPLE,
     SCENARIO_MARKER,
     parse_prompt,
+    prompt_example,
 )
 from baton.orchestrator.request import (
     ArgumentKind,
@@ -102,7 +102,7 @@ def test_an_unfilled_template_is_refused_and_a_filled_one_is_taken() -> None:
     template = prompt_template()
     with pytest.raises(PromptError, match=r"the explore summary .* is blank") as refused:
         parse_prompt(template)
-    assert refused.value.example == PROMPT_EXAMPLE
+    assert refused.value.example == prompt_example()
     filled = template.replace(
         f"{EXPLORE_MARKER}\n", f"{EXPLORE_MARKER}\nThe export is in src/export.py.\n"
     ).replace(f"{SCENARIO_MARKER}\n", f"{SCENARIO_MARKER}\nRun pytest -q.\n")
@@ -111,7 +111,7 @@ def test_an_unfilled_template_is_refused_and_a_filled_one_is_taken() -> None:
 
 
 def test_the_example_is_itself_an_accepted_prompt() -> None:
-    block = PROMPT_EXAMPLE.split("\n\n", 1)[1].split("\n\nOr start", 1)[0]
+    block = prompt_example().split("\n\n", 1)[1].split("\n\nOr start", 1)[0]
     parts = parse_prompt("\n".join(line.strip() for line in block.splitlines()))
     assert "export.py" in parts.explore_summary
 
@@ -144,7 +144,7 @@ def test_baton_new_and_a_refused_prompt_on_the_command_line(
     first, *rest = refused.output.splitlines()
     assert first.startswith("baton: error: --prompt-file ")
     assert "the explore summary" in first and first.endswith("is blank")
-    assert "\n".join(rest) == PROMPT_EXAMPLE
+    assert "\n".join(rest) == prompt_example()
     no_test = runner.invoke(cli, ["run", REQUEST])
     assert no_test.exit_code == 1
     assert no_test.output.splitlines()[0].startswith("baton: error: a request in words needs")

@@ -14,13 +14,15 @@ summary that says no one has explored yet, and the scenario test built from `--t
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from baton.errors import ConfigError, PromptError
-from baton.orchestrator.prompts import EXPLORE_MARKER, PROMPT_EXAMPLE, SCENARIO_MARKER
+from baton.hints import baton_executable
+from baton.orchestrator.prompts import EXPLORE_MARKER, SCENARIO_MARKER, prompt_example
 
 __all__ = [
     "Argument",
@@ -64,14 +66,14 @@ def classify_argument(raw: str) -> Argument:
             f"{raw} is a directory; give a JSON config, a prompt file or the request in quotes"
         )
     if not raw.strip():
-        raise PromptError("the request is blank", PROMPT_EXAMPLE)
+        raise PromptError("the request is blank", prompt_example())
     looks_like_a_path = not any(ch.isspace() for ch in raw) and (
         path.suffix in _PATH_SUFFIXES or os.sep in raw
     )
     if looks_like_a_path:
         raise ConfigError(
             f"no file {raw}: a JSON config or prompt file must exist "
-            '(a request in words goes in quotes: baton run "Add …" --test CMD)'
+            f'(a request in words goes in quotes: {_baton()} run "Add …" --test CMD)'
         )
     return Argument(ArgumentKind.REQUEST, raw)
 
@@ -90,7 +92,9 @@ def run_inputs(
     chosen = dict(options)
     if argument is None:
         if test_command is not None:
-            raise ConfigError('--test goes with a request in words: baton run "Add …" --test CMD')
+            raise ConfigError(
+                f'--test goes with a request in words: {_baton()} run "Add …" --test CMD'
+            )
         return None, chosen
     given = classify_argument(argument)
     if given.kind is not ArgumentKind.REQUEST and test_command is not None:
@@ -111,12 +115,16 @@ def run_inputs(
         raise PromptError(
             "a request in words needs its scenario test: add --test CMD "
             "(the command that passes once the request is done)",
-            PROMPT_EXAMPLE,
+            prompt_example(),
         )
     chosen["prompt"] = sentence_prompt(given.text, test)
     if not project_test:
         chosen["project_test_cmd"] = test
     return None, chosen
+
+
+def _baton() -> str:
+    return shlex.join(baton_executable())
 
 
 def sentence_prompt(request: str, test_command: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from baton.errors import ConfigError, PromptError, StateFileError
 from baton.hints import baton_command
 from baton.orchestrator.config import Settings
-from baton.orchestrator.prompts import PROMPT_EXAMPLE, PromptParts, parse_prompt
+from baton.orchestrator.prompts import PromptParts, parse_prompt, prompt_example
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import (
     FinalStatus,
@@ -62,7 +62,7 @@ def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
         raise PromptError(
             'no prompt: give the request (baton run "Add …" --test CMD), a prompt file, '
             "or set PROMPT or PROMPT_FILE (or prompt in the config)",
-            PROMPT_EXAMPLE,
+            prompt_example(),
         )
     parts = parse_prompt(settings.prompt, source=settings.prompt_source)
     state = RunState(
