@@ -268,9 +268,9 @@ class Orchestrator:
         """Where a person can follow the agents, in commands to copy (any other terminal)."""
         path = self.state_path
         self.log.info(f"watch the agents live: {baton_command('watch', path)}")
-        for role in ROLE_BY_TERMINAL:
-            line = baton_command("attach", role, "--state-file", path)
-            self.log.info(f"attach to the {role}: {line}")
+        first, *others = ROLE_BY_TERMINAL
+        line = baton_command("attach", first, "--state-file", path)
+        self.log.info(f"attach to the {first}: {line}  (or {', '.join(others)} instead)")
         self.log.info(f"after the run: {baton_command('report', path)}")
 
     def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:

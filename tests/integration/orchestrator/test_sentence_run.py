@@ -62,16 +62,17 @@ def test_a_sentence_and_a_test_command_run_to_pass(
     # Every command the run printed works as printed, from another directory.
     printed = dict(
         re.findall(
-            r"(watch the agents live|attach to the tester|after the run): (.+)$",
+            r"(watch the agents live|attach to the analyst|after the run): (.+)$",
             completed.stderr,
             re.M,
         )
     )
-    assert set(printed) == {"watch the agents live", "attach to the tester", "after the run"}
+    assert set(printed) == {"watch the agents live", "attach to the analyst", "after the run"}
     watch = fresh_shell(f"{printed['watch the agents live']} --once")
     assert watch.returncode == 0, watch.stderr
     assert "PASS in round 2" in watch.stdout
-    attach = fresh_shell(f"{printed['attach to the tester']} --print")
+    attach_analyst = printed["attach to the analyst"].split("  (or ")[0]
+    attach = fresh_shell(f"{attach_analyst} --print")
     assert attach.returncode == 0, attach.stderr
     assert attach.stdout.startswith("tmux -S ")
     report = fresh_shell(printed["after the run"])
