@@ -56,7 +56,12 @@ def run_demo(directory: Path | None = None, *, keep: bool = False) -> int:
                 idle_grace_seconds=10,
                 response_timeout=300,
             )
-            exit_code = run_orchestrator(settings, log=log)
+            exit_code = run_orchestrator(
+                settings,
+                log=log,
+                not_resumable="its agents end with the demo; to see it again run: "
+                + baton_command("demo"),
+            )
     finally:
         if not keep:
             shutil.rmtree(socket_dir, ignore_errors=True)

@@ -38,12 +38,13 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
-from baton.orchestrator.startup import PreparedRun, prepare_run, resume_command
+from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import (
     FinalStatus,
     RunState,
     load_state,
     remove_stale_temp_files,
+    resume_command,
     save_state,
 )
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
@@ -71,13 +72,19 @@ def resumable(error: BaseException | None) -> bool:
 
 
 def run_orchestrator(
-    settings: Settings, *, log: RunLog | None = None, command: RunCommand | None = None
+    settings: Settings,
+    *,
+    log: RunLog | None = None,
+    command: RunCommand | None = None,
+    not_resumable: str | None = None,
 ) -> int:
     """Run the loop to the end: 0 on PASS, 1 on FAIL; BatonError on a fatal problem.
 
     SIGINT/SIGTERM raise `RunInterrupted` after the state is saved. Call it from the main
     thread to get signal handling (`baton run` and `baton demo` do). `command` is how the
-    run was started, kept in the state file for the resume hint.
+    run was started, kept in the state file for the resume hint; `not_resumable` says
+    why a stopped run cannot be resumed at all (the demo's server ends with it), printed
+    instead of the hint.
     """
     log = log or RunLog()
     with ApiClient(
@@ -87,7 +94,9 @@ def run_orchestrator(
         token=settings.token,
         outage_seconds=settings.server_outage_seconds,
     ) as api:
-        return Orchestrator(settings, api, log, command=command).run()
+        orchestrator = Orchestrator(settings, api, log, command=command)
+        orchestrator.not_resumable = not_resumable
+        return orchestrator.run()
 
 
 class Orchestrator:
@@ -99,6 +108,7 @@ class Orchestrator:
         self.settings = settings
         self.command = command
         self.stopped_by: BaseException | None = None  # the error that ended the run, if any
+        self.not_resumable: str | None = None  # why no command can resume it (the demo)
         self.api = api
         self.log = log
         self.signals = SignalGuard()
@@ -375,6 +385,8 @@ class Orchestrator:
         """Where an unfinished run stopped, and the command that resumes it when one can."""
         where = f"round {state.current_round}, phase {state.current_phase}"
         saved = f"state saved to {self.state_path} ({where})"
+        if self.not_resumable:
+            return f"{saved}; {self.not_resumable}"
         if not resumable(self.stopped_by):
             return f"{saved}; fix the error below before running again"
         command = resume_command(state, self.state_path)

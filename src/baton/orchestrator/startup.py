@@ -14,10 +14,8 @@ code in this run). Only the first round starts there; a FAIL goes back to the an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from baton.errors import ConfigError, PromptError, StateFileError
-from baton.hints import baton_command
 from baton.orchestrator.config import Settings
 from baton.orchestrator.prompts import PromptParts, parse_prompt, prompt_example
 from baton.orchestrator.runlog import RunLog
@@ -29,7 +27,7 @@ from baton.orchestrator.state import (
     should_auto_resume,
 )
 
-__all__ = ["PreparedRun", "prepare_run", "resume_command", "start_at"]
+__all__ = ["PreparedRun", "prepare_run", "start_at"]
 
 
 @dataclass
@@ -121,21 +119,3 @@ def _resume(settings: Settings, log: RunLog) -> PreparedRun:
     if state.api and state.api.rstrip("/") != settings.api:
         log.warning(f"the saved run used API {state.api}; now using {settings.api}")
     return PreparedRun(state, True, parts)
-
-
-def resume_command(state: RunState, state_path: Path) -> str:
-    """The shell line that resumes this run from any directory: its own start, repeated.
-
-    A state file without `command` (written before it was kept, or by the shell script)
-    gets a line naming the state file, the project and the API the run used.
-    """
-    if state.command is not None:
-        return state.command.shell_line()
-    words: list[str | Path] = ["run", "--state-file", state_path.absolute()]
-    if state.wd:
-        words += ["--wd", Path(state.wd).absolute()]
-    if state.api:
-        words += ["--api", state.api]
-    if state.provider:
-        words += ["--provider", state.provider]
-    return baton_command(*words)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from baton.errors import StateFileError
-from baton.hints import RunCommand
+from baton.hints import RunCommand, baton_command
 from baton.orchestrator.crashpoints import crash_point
 from baton.private import new_private_dirs
 from baton.roles import ROLES
@@ -39,6 +39,7 @@ __all__ = [
     "load_state",
     "read_state_json",
     "remove_stale_temp_files",
+    "resume_command",
     "save_state",
     "should_auto_resume",
     "write_json_atomic",
@@ -371,3 +372,21 @@ def should_auto_resume(path: Path) -> bool:
     return (
         data.get("final_status") == FinalStatus.RUNNING and data.get("current_phase") != Phase.DONE
     )
+
+
+def resume_command(state: RunState, state_path: Path) -> str:
+    """The shell line that resumes this run from any directory: its own start, repeated.
+
+    A state file without `command` (written before it was kept, or by the shell script)
+    gets a line naming the state file, the project and the API the run used.
+    """
+    if state.command is not None:
+        return state.command.shell_line()
+    words: list[str | Path] = ["run", "--state-file", state_path.absolute()]
+    if state.wd:
+        words += ["--wd", Path(state.wd).absolute()]
+    if state.api:
+        words += ["--api", state.api]
+    if state.provider:
+        words += ["--provider", state.provider]
+    return baton_command(*words)
