@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the tools the tests drive besides tmux and the agent CLIs: headless Chromium,
-# which renders `baton report` pages in tests/integration/cockpit. Safe to run again.
+# which renders `baton report` pages in tests/integration/cockpit and drives the web
+# cockpit in tests/integration/web (through Playwright, a dev dependency). Safe to run again.
 set -euo pipefail
 
 as_root() {

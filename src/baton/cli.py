@@ -131,6 +131,7 @@ def serve(
     from baton.server.app import ServerOptions, serve_forever
     from baton.server.delivery import parse_message_limit
     from baton.server.security import require_token_for_remote
+    from baton.web import install_web
 
     log_to_stderr(SERVER_LOGGER, prefix="baton serve")
 
@@ -149,7 +150,7 @@ def serve(
             max_pane_log_bytes=max_pane_log_bytes,
         )
         require_token_for_remote(options.host, options.token)
-        serve_forever(options)
+        serve_forever(options, extensions=(install_web,))
         return 0
 
     sys.exit(exit_code_for(lambda: _interruptible(action)))

@@ -26,6 +26,7 @@
         ├── BadRequestError         unknown profile or provider, bad parameter (400)
         ├── TerminalExitedError     the agent CLI has exited; input refused (409)
         ├── TerminalBusyError       the CLI is busy and the caller asked not to queue (409)
+        ├── NotWaitingError         the web cockpit's answer to an agent not waiting (409)
         ├── InputQueueTimeoutError  still busy when a queued message's wait ran out (504)
         ├── InputNotAcceptedError   the CLI did not take the input as a new turn (502)
         ├── StepFailedError         a run-step worker crashed (502) or ran out of time (504)
@@ -64,6 +65,7 @@ __all__ = [
     "MessageTooLargeError",
     "MissingResponseError",
     "NotFoundError",
+    "NotWaitingError",
     "PromptError",
     "ReportError",
     "RunInterrupted",
@@ -227,6 +229,12 @@ class TerminalExitedError(ServerError):
 
 class TerminalBusyError(ServerError):
     """The CLI is busy (or other input is queued before) and the caller asked not to queue."""
+
+    status_code = 409
+
+
+class NotWaitingError(ServerError):
+    """The web cockpit was asked to answer an agent that is not waiting for an answer."""
 
     status_code = 409
 

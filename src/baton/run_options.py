@@ -21,7 +21,7 @@ __all__ = ["option_name", "setting_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_TYPES: dict[str, click.ParamType] = {
+_TYPES: dict[str, click.ParamType[Any]] = {
     "str": click.STRING,
     "path": click.Path(path_type=Path),
     "int": click.INT,

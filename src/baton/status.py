@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["TerminalStatus"]
+__all__ = ["TerminalStatus", "parse_status"]
 
 
 class TerminalStatus(StrEnum):
@@ -20,3 +20,13 @@ class TerminalStatus(StrEnum):
     def is_at_rest(self) -> bool:
         """True when the agent shows its prompt and waits for new input."""
         return self in (TerminalStatus.IDLE, TerminalStatus.COMPLETED)
+
+
+def parse_status(value: object) -> TerminalStatus | None:
+    """The status a server sent, or None for anything that is not one of the five."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return TerminalStatus(value)
+    except ValueError:
+        return None

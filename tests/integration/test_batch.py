@@ -110,14 +110,23 @@ def test_a_batch_passes_two_features_and_fails_one_each_on_its_own_branch(
             for name in sample.features
         )
     )
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    subprocess.run(["git", "-C", str(sample.repo), "remote", "add", "origin", str(remote)])
     done = subprocess.run(
-        _run_command(sample, manifest, baton_server.base_url, "--parallel", "3"),
+        _run_command(
+            sample, manifest, baton_server.base_url, "--parallel", "3", "--push", "origin"
+        ),
         env=_env(marker),
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert done.returncode == 1, done.stderr[-3000:]  # one feature failed
+    # --push: the PASS branches went to the remote at the end, the FAIL stayed here.
+    assert sorted(done.stdout.split("\n")[-3:]) == ["", "clamp: pushed", "slugify: pushed"]
+    pushed = subprocess.check_output(["git", "-C", str(remote), "branch"], text=True)
+    assert pushed.split() == ["baton/clamp", "baton/slugify"]
     ledger = _ledger(sample)
     assert ledger["status"] == "done"
     statuses = {f["name"]: f["status"] for f in ledger["features"]}

@@ -132,3 +132,50 @@ def test_the_github_repository_is_read_from_https_and_ssh_remotes() -> None:
     assert github_repo_of("git@github.com:octo/app.git") == "octo/app"
     assert github_repo_of("https://github.com/octo/app") == "octo/app"
     assert github_repo_of("/srv/git/app.git") is None
+
+
+def test_merge_pushes_the_integration_branch_and_opens_pull_requests(
+    tmp_path: Path, github: tuple[str, list[dict[str, object]]]
+) -> None:
+    api, seen = github
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "-q", "--bare", str(remote))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    _git(repo, "switch", "-q", "-c", "baton/a")
+    (repo / "a.txt").write_text("a")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "Fix a\n\nBaton run r: RESULT: PASS in round 1.")
+    _git(repo, "switch", "-q", "main")
+    _git(repo, "remote", "add", "origin", str(remote))
+    repository = Repository(repo)
+    repository.exclude_baton_dir()
+    backlog = Backlog(tmp_path / "b", (Feature("a", PROMPT),))
+    batch = new_batch(repository, "b", backlog, "main", BatchOptions(parallel=1))
+    batch.features[0].move(FeatureStatus.RUNNING)
+    batch.features[0].move(FeatureStatus.PASS)
+    Ledger(ledger_path(repository, "b")).save(batch)
+    command = [sys.executable, "-m", "baton", "batch", "merge", "b", "--repo", str(repo)]
+    env = {**os.environ, "GITHUB_TOKEN": "t0ken", "PROJECT_TEST_CMD": ""}
+
+    alone = subprocess.run([*command, "--open-prs"], capture_output=True, text=True, env=env)
+    assert alone.returncode == 1
+    assert alone.stderr.strip() == (
+        "baton: error: --open-prs needs --push REMOTE (a pull request's branch is pushed)"
+    )
+    assert seen == [] and not (repository.batch_dir("b") / "merge.json").exists()
+
+    command += ["--push", "origin", "--open-prs", "--github-api", api, "--github-repo", "o/r"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0].startswith("a: merged ")
+    assert lines[2:] == [
+        "a: pushed; pull request: https://example.invalid/pull/1",
+        "baton/integration: pushed",
+    ]
+    assert _git(remote, "branch", "--list").split() == ["baton/a", "baton/integration"]
+    assert [(s["head"], s["base"]) for s in seen] == [("baton/a", "main")]
+    assert _git(remote, "show", "baton/integration:a.txt") == "a"

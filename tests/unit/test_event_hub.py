@@ -69,3 +69,25 @@ def test_unsubscribed_listeners_hear_nothing() -> None:
         return subscription.queue.empty()
 
     assert asyncio.run(scenario())
+
+
+def test_a_thread_subscription_wakes_on_an_event_and_sleeps_out_the_rest() -> None:
+    hub = EventHub()
+    event = TerminalEvent(kind="status", terminal_id="a", session_name="s", status="idle")
+    with hub.watching(EventFilter(frozenset({"a"}))) as changes:
+        assert changes.wait(0.01) is False  # nothing yet
+        hub.publish(TerminalEvent(kind="status", terminal_id="b", session_name="s"))
+        assert changes.wait(0.01) is False  # another terminal's event is not heard
+        publisher = threading.Timer(0.05, hub.publish, (event,))
+        publisher.start()
+        assert changes.wait(3600) is True  # woken by the event, long before the timeout
+        publisher.join()
+        hub.publish(event)
+        hub.publish(event)
+        assert changes.wait(0) is True and changes.wait(0) is False  # drained at once
+    hub.publish(event)  # gone after the block: nothing is queued for it
+    assert changes.wait(0) is False
+    hub.close()
+    with hub.watching(EventFilter()) as late:
+        assert late.wait(0.01) is True  # the end of the stream wakes it once,
+        assert late.wait(0.01) is False  # then each wait is a plain sleep, never a busy loop

@@ -6,6 +6,7 @@ and time is a manual clock that `sleep` advances, so every rule runs exactly and
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
 from baton.hints import baton_command
 from baton.orchestrator.archive import Archive
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.response_files import (
     ensure_response_dir,
     response_file_instruction,
@@ -78,9 +80,7 @@ def _handoff(
         api,
         tmp_path,
         archive=Archive(tmp_path / ".tmp" / "run"),
-        poll_seconds=2,
-        idle_grace_seconds=grace,
-        response_timeout=timeout,
+        timings=HandoffTimings(poll_seconds=2, idle_grace_seconds=grace, response_timeout=timeout),
         strict=strict,
         log=RunLog(log),
         clock=clock,
@@ -365,7 +365,7 @@ def test_long_waits_log_progress_every_so_often(tmp_path: Path) -> None:
     path = response_path_for("programmer", tmp_path)
     api = ScriptedApi(["processing"] * 50 + ["completed"], {50: _writer(path, "done")})
     handoff, _, log = _handoff(tmp_path, api)
-    handoff.heartbeat_seconds = 30
+    handoff.timings = dataclasses.replace(handoff.timings, heartbeat_seconds=30)
     assert handoff.wait_for_response_file("t1", "programmer") == "done"
     progress = [line for line in log.getvalue().splitlines() if "still working" in line]
     assert len(progress) == 3  # at 30s, 60s and 90s of a 100s wait

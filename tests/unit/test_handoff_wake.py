@@ -15,7 +15,7 @@ import pytest
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
 from baton.orchestrator.archive import Archive
 from baton.orchestrator.handoff import Handoff
-from baton.orchestrator.handoff_pace import FAST_RECHECK_SECONDS, FAST_RECHECKS
+from baton.orchestrator.handoff_pace import FAST_RECHECK_SECONDS, FAST_RECHECKS, HandoffTimings
 from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.runlog import RunLog
 
@@ -90,9 +90,11 @@ def _handoff(
         api,
         tmp_path,
         archive=Archive(tmp_path / ".tmp" / "run"),
-        poll_seconds=options.get("poll", 2),
-        idle_grace_seconds=options.get("grace", 30),
-        response_timeout=options.get("timeout", 1800),
+        timings=HandoffTimings(
+            poll_seconds=options.get("poll", 2),
+            idle_grace_seconds=options.get("grace", 30),
+            response_timeout=options.get("timeout", 1800),
+        ),
         log=RunLog(log),
         clock=clock,
         sleep=clock.sleep,

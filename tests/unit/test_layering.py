@@ -151,3 +151,12 @@ def _reachable(areas: dict[str, set[str]], start: str) -> set[str]:
             seen.add(area)
             todo.extend(areas.get(area, ()))
     return seen
+
+
+@pytest.mark.parametrize(
+    "source", ["shared", "orchestrator", "server", "cockpit", "providers", "batch"]
+)
+def test_the_web_cockpit_sits_above_the_server(source: str) -> None:
+    # `web/` reads the server's services and the cockpit's record; only the command line
+    # (and the demo) mount it on a server, so no layer below it imports it.
+    assert _edges(source, "web") == []

@@ -24,6 +24,7 @@ from baton.orchestrator.outage import OutageWindow
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import FinalStatus, Phase, RunState
 from baton.orchestrator.usage import DEFAULT_PRICES, TokenMeter
@@ -74,10 +75,7 @@ def _machine(
     handoff = handoff_type(team, tmp_path, archive=Archive(tmp_path / ".tmp" / "run"), log=log)
     machine = PhaseMachine(
         settings,
-        team,  # type: ignore[arg-type]
-        log,
-        SignalGuard(),
-        state,
+        RunContext(team, log, SignalGuard(), state, RunEvents(None)),  # type: ignore[arg-type]
         tmp_path / "state.json",
         handoff,
         PromptComposer(settings, state, parse_prompt(PROMPT), explore),
@@ -212,17 +210,12 @@ def _metered_run(
     meter = TokenMeter(team, DEFAULT_PRICES, events, log, sleep=lambda _: None)
     machine = PhaseMachine(
         settings,
-        team,  # type: ignore[arg-type]
-        log,
-        SignalGuard(),
-        state,
+        RunContext(team, log, SignalGuard(), state, events),  # type: ignore[arg-type]
         tmp_path / "state.json",
         handoff,
         PromptComposer(settings, state, parse_prompt(PROMPT), explore),
         explore,
-        events,
-        meter=meter,
-        budget=budget,
+        TurnAids(meter=meter, budget=budget),
     )
     try:
         result: int | BudgetExhausted = machine.run()

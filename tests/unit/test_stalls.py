@@ -18,10 +18,12 @@ import pytest
 
 from baton.errors import AgentRestartsExhausted, AgentStalled, HandoffTimeout
 from baton.orchestrator.archive import Archive
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import notification_for
 from baton.orchestrator.outage import OutageWindow
@@ -29,6 +31,7 @@ from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.prompts import ExploreTracker, parse_prompt
 from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.restarts import AgentRestarter
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
@@ -135,8 +138,7 @@ def _stall_handoff(
         api,
         tmp_path,
         archive=Archive(tmp_path / ".tmp" / "run"),
-        poll_seconds=2,
-        response_timeout=timeout,
+        timings=HandoffTimings(poll_seconds=2, response_timeout=timeout),
         log=RunLog(io.StringIO()),
         clock=clock,
         sleep=clock.sleep,
@@ -297,7 +299,7 @@ def _tester_machine(
         tmp_path,
         archive=archive,
         log=log,
-        response_timeout=settings.response_timeout,
+        timings=HandoffTimings(response_timeout=settings.response_timeout),
         clock=clock,
         sleep=clock.sleep,
         stall=StallRule(settings.stall_seconds, team, lambda _role: progress_view_for("codex")),
@@ -306,16 +308,12 @@ def _tester_machine(
     api: Any = team
     machine = PhaseMachine(
         settings,
-        api,
-        log,
-        SignalGuard(),
-        state,
+        RunContext(api, log, SignalGuard(), state, events),
         tmp_path / "state.json",
         handoff,
         PromptComposer(settings, state, parse_prompt(PROMPT), explore),
         explore,
-        events,
-        AgentRestarter(api, settings, state, log, events),
+        TurnAids(restarter=AgentRestarter(api, settings, state, log, events)),
     )
     machine.turns.stall = StallRecovery(
         api, log, events, keys_for=lambda _key: ("Escape",), clock=clock, sleep=clock.sleep
@@ -407,7 +405,7 @@ def test_a_timed_out_turn_is_marked_for_the_rerun(tmp_path: Path) -> None:
         machine.run()
     saved = load_state(tmp_path / "state.json")
     assert saved.awaiting is not None
-    assert saved.awaiting["role"] == "tester" and saved.awaiting["timed_out_at"]
+    assert saved.awaiting.role == "tester" and saved.awaiting.timed_out_at
 
 
 def test_a_rerun_after_the_timeout_interrupts_before_it_waits(tmp_path: Path) -> None:
@@ -415,12 +413,12 @@ def test_a_rerun_after_the_timeout_interrupts_before_it_waits(tmp_path: Path) ->
     team = StallingTeam(tmp_path, hangs=0)
     team.status["tester"] = "processing"
     machine, state, events, clock, out = _tester_machine(tmp_path, team)
-    state.awaiting = {
-        "role": "tester",
-        "terminal_id": "tester",
-        "sent_at": "2026-01-01T00:00:00Z",
-        "timed_out_at": "2026-01-01T00:30:00Z",
-    }
+    state.awaiting = Awaiting(
+        role="tester",
+        terminal_id="tester",
+        sent_at="2026-01-01T00:00:00Z",
+        timed_out_at="2026-01-01T00:30:00Z",
+    )
     assert machine.run() == 0
     tester = [call for call in team.calls if call.endswith("tester") or "tester " in call]
     assert tester[0] == "key tester Escape"  # interrupted first, not waited on
@@ -435,13 +433,13 @@ def test_a_rerun_after_a_timeout_that_was_already_interrupted_restarts(tmp_path:
     team = StallingTeam(tmp_path, hangs=0)
     team.status["tester"] = "processing"
     machine, state, events, _, _ = _tester_machine(tmp_path, team)
-    state.awaiting = {
-        "role": "tester",
-        "terminal_id": "tester",
-        "sent_at": "2026-01-01T00:00:00Z",
-        "timed_out_at": "2026-01-01T00:30:00Z",
-        "stalls": "1",
-    }
+    state.awaiting = Awaiting(
+        role="tester",
+        terminal_id="tester",
+        sent_at="2026-01-01T00:00:00Z",
+        timed_out_at="2026-01-01T00:30:00Z",
+        stalls=1,
+    )
     assert machine.run() == 0
     assert team.keys == [] and team.restarts == ["tester"]
     assert _stall_steps(events) == ["restart"]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from baton.errors import StateFileError
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.state import (
     FinalStatus,
     Phase,
@@ -103,7 +104,7 @@ def test_state_roundtrip(tmp_path: Path) -> None:
         },
         current_cycle=2,
         current_step="review",
-        awaiting={"role": "tester", "terminal_id": "5", "sent_at": "now"},
+        awaiting=Awaiting(role="tester", terminal_id="5", sent_at="now"),
         explore_sent=["1", "2"],
         archive_dir="/w/.tmp/x",
     )
@@ -297,3 +298,34 @@ def test_phase_status_and_step_are_the_shell_script_strings_on_disk(tmp_path: Pa
     assert '"current_step": "review"' in text
     again = load_state(path)
     assert again.current_phase is Phase.TESTER and again.final_status is FinalStatus.FAIL
+
+
+def test_awaiting_keeps_the_state_files_string_shape() -> None:
+    """Runs saved by earlier versions resume, and theirs read this one's: strings only."""
+    saved = {
+        "role": "tester",
+        "terminal_id": "t5",
+        "sent_at": "now",
+        "prompt_file": "/w/.tmp/p.md",
+        "stalls": "2",
+        "agent_restarted": "1",
+        "timed_out_at": "later",
+        "added_later": "x",
+        "not_a_string": 3,
+    }
+    awaiting = Awaiting.from_json(saved)
+    assert awaiting == Awaiting(
+        role="tester",
+        terminal_id="t5",
+        sent_at="now",
+        prompt_file="/w/.tmp/p.md",
+        stalls=2,
+        agent_restarted=True,
+        timed_out_at="later",
+        extra={"added_later": "x"},
+    )
+    assert awaiting.to_json() == {k: v for k, v in saved.items() if k != "not_a_string"}
+    plain = Awaiting(role="analyst", terminal_id="t1")
+    assert plain.to_json() == {"role": "analyst", "terminal_id": "t1"}
+    assert Awaiting.from_json({"role": "analyst"}) is None
+    assert Awaiting.from_json({"role": "a", "terminal_id": "t", "stalls": "x"}).stalls == 0

@@ -9,6 +9,7 @@ import pytest
 
 from baton.cockpit.state_view import default_state_file, show_status
 from baton.errors import StateFileError
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.state import RunState, save_state
 
 
@@ -24,7 +25,7 @@ def test_running_state_summary(tmp_path: Path) -> None:
         current_step="review",
         session_name="cao-1",
         terminals={"analyst": "a1", "tester": "t1"},
-        awaiting={"role": "programmer_review", "terminal_id": "p2"},
+        awaiting=Awaiting(role="programmer_review", terminal_id="p2"),
     )
     save_state(state, path)
     out = io.StringIO()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from baton.errors import StepFailedError
-from baton.server.steps import StepRequest, StepRunner
+from baton.server.events import EventHub, TerminalEvent
+from baton.server.steps import StepRequest, StepRunner, StepTimings
 from baton.status import TerminalStatus
 
 
@@ -87,3 +89,35 @@ def test_a_worker_that_never_rests_runs_out_of_the_step_time() -> None:
         )
     assert failed.value.kind == "timeout" and failed.value.status_code == 504
     assert terminals.sent == []
+
+
+@dataclass
+class _EventTerminals(_Terminals):
+    """Statuses that change in another thread and are announced as events, as the screen
+    watcher does; polling alone would not see them within the step's hour."""
+
+    hub: EventHub = field(default_factory=EventHub)
+
+    def answers_from_memory(self, terminal_id: str) -> bool:
+        return True
+
+    def send_input(self, terminal_id: str, message: str) -> None:
+        super().send_input(terminal_id, message)
+        threading.Timer(0.05, self._announce, (TerminalStatus.PROCESSING,)).start()
+        threading.Timer(0.1, self._announce, (TerminalStatus.COMPLETED,)).start()
+
+    def _announce(self, status: TerminalStatus) -> None:
+        self.statuses[:] = [status]
+        self.hub.publish(
+            TerminalEvent(kind="status", terminal_id="abcd1234", session_name="s", status=status)
+        )
+
+
+def test_a_step_is_woken_by_the_terminals_events_not_by_a_timer() -> None:
+    idle = TerminalStatus.IDLE
+    terminals = _EventTerminals(created=idle, statuses=[idle])
+    hour = StepTimings(poll_seconds=3600, event_cap_seconds=3600)
+    runner = StepRunner(terminals, events=terminals.hub, timings=hour)  # type: ignore[arg-type]
+    result = runner.run(StepRequest(provider="codex", agent="a", prompt="Go.", timeout=7200))
+    assert result.last_message == "ANALYST_SUMMARY done"
+    assert terminals.sent == ["Go."] and terminals.deleted == ["abcd1234"]

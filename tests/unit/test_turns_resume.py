@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from baton.orchestrator.archive import Archive
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.events import RunEvents
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.response_files import response_path_for
+from baton.orchestrator.run_parts import RunContext
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import RunState
 from baton.orchestrator.turns import TurnRunner
@@ -78,22 +81,24 @@ class Rig:
             self.agent,
             wd,
             archive=self.archive,
-            poll_seconds=2,
-            idle_grace_seconds=30,
+            timings=HandoffTimings(poll_seconds=2, idle_grace_seconds=30),
             strict=True,
             max_file_reminders=2,  # the resume's wait must send none all the same
             log=RunLog(io.StringIO()),
             clock=self.clock,
             sleep=self.clock.sleep,
         )
-        self.runner = TurnRunner(
+        run = RunContext(
             self.agent,  # type: ignore[arg-type]
             RunLog(io.StringIO()),
             SignalGuard(),
             self.state,
+            RunEvents(None),
+        )
+        self.runner = TurnRunner(
+            run,
             self.handoff,
             ExploreTracker("explore"),
-            RunEvents(None),
             transition=self._transition,
             save=lambda: None,
         )
@@ -106,13 +111,13 @@ class Rig:
     def earlier_prompt(self, **awaiting: Any) -> Path:
         """The prompt the stopped run archived and recorded as going out to terminal t-1."""
         prompt_file = self.archive.store_text(PROMPT, ROLE, suffix="-prompt")
-        self.state.awaiting = {
-            "role": ROLE,
-            "terminal_id": "t-1",
-            "sent_at": "2026-01-01T00:00:00Z",
-            "prompt_file": str(prompt_file),
+        self.state.awaiting = Awaiting(
+            role=ROLE,
+            terminal_id="t-1",
+            sent_at="2026-01-01T00:00:00Z",
+            prompt_file=str(prompt_file),
             **awaiting,
-        }
+        )
         return prompt_file
 
     def ask(self) -> str:
@@ -154,7 +159,8 @@ def test_a_prompt_never_recorded_as_going_out_is_sent(tmp_path: Path) -> None:
 def test_a_prompt_awaited_from_another_role_does_not_hold_this_one(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     rig.earlier_prompt()
-    rig.state.awaiting = {**(rig.state.awaiting or {}), "role": "programmer"}
+    assert rig.state.awaiting is not None
+    rig.state.awaiting.role = "programmer"
 
     assert rig.ask() == AGAIN
     assert rig.agent.calls[0] == "send_input"

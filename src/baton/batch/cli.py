@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from baton.batch.limits import default_parallel
+
+if TYPE_CHECKING:
+    from baton.batch.ledger import BatchRecord
+    from baton.batch.publish import PublishRequest
+    from baton.batch.worktrees import Repository
 
 __all__ = ["batch"]
 
@@ -39,6 +45,65 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     return pairs
 
 
+def _publish_options(required: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`--push REMOTE` and the pull-request options: the same on publish, merge and run."""
+    options = (
+        click.option(
+            "--push",
+            "remote",
+            required=required,
+            default=None,
+            help="The remote to push PASS branches to.",
+        ),
+        click.option(
+            "--open-prs", is_flag=True, help="Open a pull request for each (GITHUB_TOKEN)."
+        ),
+        click.option("--github-api", default="https://api.github.com", show_default=True),
+        click.option(
+            "--github-repo", default=None, help="OWNER/NAME (default: from the remote's URL)."
+        ),
+        click.option(
+            "--base-branch", default=None, help="The PRs' base (default: the checkout's)."
+        ),
+    )
+
+    def apply(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def _publish_request(
+    remote: str | None,
+    open_prs: bool,
+    github_api: str,
+    github_repo: str | None,
+    base_branch: str | None,
+) -> PublishRequest | None:
+    from baton.batch.publish import PublishRequest
+    from baton.errors import ConfigError
+
+    if remote is None:
+        if open_prs:
+            raise ConfigError("--open-prs needs --push REMOTE (a pull request's branch is pushed)")
+        return None
+    return PublishRequest(remote, open_prs, github_api, github_repo, base_branch)
+
+
+def _publish(repository: Repository, record: BatchRecord, request: PublishRequest) -> bool:
+    """Push (and open pull requests for) the PASS branches; True when every one went."""
+    from baton.batch.publish import publish_batch
+
+    github = request.github(repository, os.environ.get("GITHUB_TOKEN"))
+    results = publish_batch(repository, record, request.remote, github)
+    for result in results:
+        extra = f"; pull request: {result.pull_request}" if result.pull_request else ""
+        click.echo(f"{result.feature}: {result.pushed}{extra}")
+    return not any(r.pushed != "pushed" or r.pull_request.startswith("error") for r in results)
+
+
 @click.group()
 def batch() -> None:
     """Many features at once, each a `baton run` in its own git worktree and branch."""
@@ -61,6 +126,7 @@ def batch() -> None:
 @click.option("--api", default=None, help="Use this server (default: start one for the batch).")
 @click.option("--keep-agents", is_flag=True, help="Leave each loop's agents running at its end.")
 @click.option("--set", "settings", multiple=True, help="KEY=VALUE: a `baton run` setting for all.")
+@_publish_options(required=False)
 def run(
     backlog: Path,
     repo: Path,
@@ -73,11 +139,17 @@ def run(
     api: str | None,
     keep_agents: bool,
     settings: tuple[str, ...],
+    remote: str | None,
+    open_prs: bool,
+    github_api: str,
+    github_repo: str | None,
+    base_branch: str | None,
 ) -> None:
     """Run every feature of BACKLOG (a folder of prompt files, or a .toml/.json manifest).
 
     Run it again (or `baton batch resume ID`) after any stop: finished features are kept,
-    interrupted ones resume from their state files, queued ones start.
+    interrupted ones resume from their state files, queued ones start. With --push, the
+    PASS branches are pushed at the end (and with --open-prs, a pull request opened each).
     """
 
     def action() -> int:
@@ -110,7 +182,16 @@ def run(
         )
         repository = Repository(repo)
         the_id = batch_id or items.default_id
-        return run_batch(repository, items, the_id, base, options, os.environ)
+        request = _publish_request(remote, open_prs, github_api, github_repo, base_branch)
+        if request is not None:
+            request.github(repository, os.environ.get("GITHUB_TOKEN"))  # refused before running
+        code = run_batch(repository, items, the_id, base, options, os.environ)
+        if request is None:
+            return code
+        from baton.batch.commands import load_batch
+
+        _, record = load_batch(repository, the_id)
+        return code if _publish(repository, record, request) else (code or 1)
 
     _exit(action)
 
@@ -219,24 +300,48 @@ def clean(batch_id: str, finished: bool, repo: Path) -> None:
     default=None,
     help="Run after each merge; a failing merge is undone (default: PROJECT_TEST_CMD).",
 )
+@_publish_options(required=False)
 @_REPO
-def merge(batch_id: str, test_cmd: str | None, repo: Path) -> None:
-    """Merge batch ID's PASS branches into baton/integration, testing after each merge."""
+def merge(
+    batch_id: str,
+    test_cmd: str | None,
+    remote: str | None,
+    open_prs: bool,
+    github_api: str,
+    github_repo: str | None,
+    base_branch: str | None,
+    repo: Path,
+) -> None:
+    """Merge batch ID's PASS branches into baton/integration, testing after each merge.
+
+    With --push REMOTE, the PASS branches and baton/integration are pushed too (and with
+    --open-prs, a pull request is opened for each PASS branch).
+    """
 
     def action() -> int:
         from baton.batch.commands import load_batch
         from baton.batch.merge import INTEGRATION_BRANCH, merge_batch
+        from baton.batch.publish import push_branch
         from baton.batch.worktrees import Repository
 
         repository = Repository(repo)
         _, record = load_batch(repository, batch_id)
+        request = _publish_request(remote, open_prs, github_api, github_repo, base_branch)
+        if request is not None:
+            request.github(repository, os.environ.get("GITHUB_TOKEN"))  # refused before merging
         command = test_cmd or os.environ.get("PROJECT_TEST_CMD") or None
         worktree, results = merge_batch(repository, record, command)
         for result in results:
             click.echo(f"{result.feature}: {result.outcome} {result.detail}".rstrip())
         click.echo(f"{INTEGRATION_BRANCH} in {worktree}")
         left = [r for r in results if r.outcome not in ("merged", "already merged")]
-        return 1 if left else 0
+        published = True
+        if request is not None:
+            published = _publish(repository, record, request)
+            pushed = push_branch(repository, request.remote, INTEGRATION_BRANCH)
+            click.echo(f"{INTEGRATION_BRANCH}: {pushed}")
+            published = published and pushed == "pushed"
+        return 1 if left or not published else 0
 
     _exit(action)
 
@@ -261,11 +366,7 @@ def report(batch_id: str, repo: Path) -> None:
 
 @batch.command()
 @click.argument("batch_id", metavar="ID")
-@click.option("--push", "remote", required=True, help="The remote to push PASS branches to.")
-@click.option("--open-prs", is_flag=True, help="Open a pull request for each (GITHUB_TOKEN).")
-@click.option("--github-api", default="https://api.github.com", show_default=True)
-@click.option("--github-repo", default=None, help="OWNER/NAME (default: from the remote's URL).")
-@click.option("--base-branch", default=None, help="The PRs' base (default: the checkout's).")
+@_publish_options(required=True)
 @_REPO
 def publish(
     batch_id: str,
@@ -280,21 +381,13 @@ def publish(
 
     def action() -> int:
         from baton.batch.commands import load_batch
-        from baton.batch.publish import github_for, publish_batch
+        from baton.batch.publish import PublishRequest
         from baton.batch.worktrees import Repository
 
         repository = Repository(repo)
         _, record = load_batch(repository, batch_id)
-        github = None
-        if open_prs:
-            token = os.environ.get("GITHUB_TOKEN")
-            github = github_for(repository, remote, github_api, github_repo, base_branch, token)
-        results = publish_batch(repository, record, remote, github)
-        for result in results:
-            extra = f"; pull request: {result.pull_request}" if result.pull_request else ""
-            click.echo(f"{result.feature}: {result.pushed}{extra}")
-        failed = [r for r in results if r.pushed != "pushed" or r.pull_request.startswith("error")]
-        return 1 if failed else 0
+        request = PublishRequest(remote, open_prs, github_api, github_repo, base_branch)
+        return 0 if _publish(repository, record, request) else 1
 
     _exit(action)
 

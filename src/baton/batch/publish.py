@@ -20,7 +20,15 @@ from baton.batch.worktrees import Repository, git
 from baton.errors import ConfigError, GitCommitError
 from baton.orchestrator.state import write_json_atomic
 
-__all__ = ["GitHub", "PublishResult", "github_repo_of", "publish_batch"]
+__all__ = [
+    "GitHub",
+    "PublishRequest",
+    "PublishResult",
+    "github_for",
+    "github_repo_of",
+    "publish_batch",
+    "push_branch",
+]
 
 _GITHUB_REMOTE = re.compile(r"github\.com[:/](?P<repo>[^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 
@@ -31,6 +39,25 @@ class PublishResult:
     branch: str
     pushed: str  # pushed | error: …
     pull_request: str = ""  # its URL, "exists", error: …, or "" when not asked
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    """What `--push REMOTE [--open-prs …]` asks for, on `publish`, `merge` or `run`."""
+
+    remote: str
+    open_prs: bool = False
+    github_api: str = "https://api.github.com"
+    github_repo: str | None = None
+    base_branch: str | None = None
+
+    def github(self, repo: Repository, token: str | None) -> GitHub | None:
+        """Where pull requests go (None without --open-prs); ConfigError if it can't be told."""
+        if not self.open_prs:
+            return None
+        return github_for(
+            repo, self.remote, self.github_api, self.github_repo, self.base_branch, token
+        )
 
 
 @dataclass(frozen=True)
@@ -58,11 +85,9 @@ def publish_batch(
         for record in batch.features:
             if record.state != FeatureStatus.PASS:
                 continue
-            try:
-                git(repo.root, "push", "--quiet", remote, f"{record.branch}:{record.branch}")
-                pushed = "pushed"
-            except GitCommitError as error:
-                results.append(PublishResult(record.name, record.branch, f"error: {error}"))
+            pushed = push_branch(repo, remote, record.branch)
+            if pushed != "pushed":
+                results.append(PublishResult(record.name, record.branch, pushed))
                 continue
             pull = _open_pull(client, repo.root, record.branch, github) if github else ""
             results.append(PublishResult(record.name, record.branch, pushed, pull))
@@ -71,6 +96,15 @@ def publish_batch(
         {"remote": remote, "at": now_iso(), "results": [asdict(r) for r in results]},
     )
     return results
+
+
+def push_branch(repo: Repository, remote: str, branch: str) -> str:
+    """`pushed`, or `error: …`: the branch by name, so the user's checkout is never touched."""
+    try:
+        git(repo.root, "push", "--quiet", remote, f"{branch}:{branch}")
+    except GitCommitError as error:
+        return f"error: {error}"
+    return "pushed"
 
 
 def _open_pull(client: httpx.Client, root: Path, branch: str, github: GitHub) -> str:

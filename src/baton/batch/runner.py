@@ -32,7 +32,7 @@ from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
 from baton.batch.notify import BatchNotifier
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
-from baton.batch.server import BatchServer
+from baton.batch.server import BatchServer, announce_batch
 from baton.batch.worktrees import Repository
 from baton.errors import RunLockedError
 from baton.hints import baton_command
@@ -179,6 +179,10 @@ class BatchRunner:
                 api = server.start()
                 self.log.info(f"baton serve for the batch: {api} (tmux -S {server.tmux_socket})")
             self.batch.api = api
+            token = {**self.environ, **self.options.settings}.get("BATON_TOKEN") or None
+            page = announce_batch(api, self.batch.id, self.ledger.path, token)
+            if page is not None:
+                self.log.info(f"in a browser: {page}")
             self._requeue_orphans()
             try:
                 self._loop(api)

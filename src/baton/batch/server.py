@@ -25,7 +25,7 @@ import httpx
 
 from baton.errors import ApiUnreachableError
 
-__all__ = ["BatchServer"]
+__all__ = ["BatchServer", "announce_batch"]
 
 _STARTUP_SECONDS = 30.0
 
@@ -39,6 +39,22 @@ def _free_port() -> int:
 def _die_with_parent() -> None:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def announce_batch(api: str, batch_id: str, ledger: Path, token: str | None) -> str | None:
+    """Tell the server's web cockpit where the batch's ledger is (`PUT /baton/batches/{id}`);
+    the cockpit's URL, or None from a server without the route (the batch goes on)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.put(
+            f"{api.rstrip('/')}/baton/batches/{batch_id}",
+            json={"ledger": str(ledger.absolute())},
+            headers=headers,
+            timeout=10,
+        )
+    except httpx.HTTPError:
+        return None
+    return f"{api.rstrip('/')}/ui" if response.status_code == 200 else None
 
 
 class BatchServer:

@@ -194,8 +194,9 @@ class RunRecord:
     @property
     def git_head(self) -> str | None:
         for event in self.events:
-            if event.get("event") in ("run_start", "run_resume") and _str(event.get("git_head")):
-                return event["git_head"]
+            head = event.get("git_head")
+            if event.get("event") in ("run_start", "run_resume") and isinstance(head, str) and head:
+                return head
         return None
 
     def tokens_for_role(self, output_key: str) -> TokenUsage:

@@ -62,7 +62,7 @@ def _headline(state: RunState) -> str:
             where += f" (review cycle {state.current_cycle}, {state.current_step} step)"
         headline = f"RUNNING: {where}"
         if state.awaiting:
-            headline += f"; waiting for {state.awaiting.get('role', '?')}"
+            headline += f"; waiting for {state.awaiting.role}"
         return headline
     return f"{state.final_status}: finished in round {state.current_round}"
 

@@ -173,7 +173,7 @@ class Watcher:
         table.add_column("turn", overflow="ellipsis")
         table.add_column("verdict", no_wrap=True)
         table.add_column("tokens", justify="right", no_wrap=True)
-        awaited = (record.state.awaiting or {}).get("role")
+        awaited = record.state.awaiting.role if record.state.awaiting else None
         now = self.clock()
         last_turns = _last_turns(record)
         for index, row in enumerate(rows):
@@ -328,7 +328,7 @@ def open_watcher(state_path: Path, environ: Mapping[str, str], lines: int = 15) 
     record = load_run(state_path)
     probe = ServerProbe.for_environment(record.state.api, environ) if record.state.api else None
     watcher = Watcher(state_path=Path(state_path), probe=probe, tail_lines=lines)
-    awaited = (record.state.awaiting or {}).get("role")
+    awaited = record.state.awaiting.role if record.state.awaiting else None
     # Open on the agent the run waits for: that is the screen worth seeing first.
     watcher.selected = next(
         (index for index, role in enumerate(ROLES) if role.output_key == awaited), 0

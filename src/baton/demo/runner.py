@@ -20,6 +20,7 @@ from baton.orchestrator.config import Settings
 from baton.orchestrator.loop import run_orchestrator
 from baton.orchestrator.runlog import RunLog
 from baton.server.app import ServerOptions, run_server_in_thread
+from baton.web import install_web
 
 __all__ = ["run_demo"]
 
@@ -44,8 +45,9 @@ def run_demo(directory: Path | None = None, *, keep: bool = False) -> int:
         kill_tmux_on_exit=not keep,
     )
     try:
-        with run_server_in_thread(options) as server:
+        with run_server_in_thread(options, extensions=(install_web,)) as server:
             log.info(f"baton serve (in-process): {server.base_url}")
+            log.info(f"the web cockpit: {server.base_url}/ui")
             log.info(f"watch the agents live: tmux -S {options.tmux_socket} attach")
             settings = Settings(
                 api=server.base_url,

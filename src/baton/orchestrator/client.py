@@ -21,14 +21,15 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
 from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
 from baton.orchestrator.outage import OutageWindow
-from baton.status import TerminalStatus
+from baton.status import TerminalStatus, parse_status
 from baton.usage import Usage
+from baton.wire import SessionSummaryJSON, TerminalJSON
 
 __all__ = ["DEFAULT_TIMEOUT", "IDEMPOTENCY_HEADER", "ApiClient"]
 
@@ -103,7 +104,7 @@ class ApiClient:
         provider: str | None = None,
         working_directory: Path | str | None = None,
         session_name: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         """Create a session with its first terminal; the terminal's JSON (`id`, `session_name`).
 
         `session_name` chosen beforehand lets a run killed inside this call find the
@@ -115,17 +116,17 @@ class ApiClient:
             params["session_name"] = session_name
         return self._terminal_json("POST", "/sessions", params, key=_new_key())
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[SessionSummaryJSON]:
         """`GET /sessions`: the server's sessions."""
         data = self._json("GET", "/sessions")
-        items = data.get("value", data.get("sessions", []))
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        items = _items(data.get("value", data.get("sessions", [])))
+        return cast(list[SessionSummaryJSON], items)
 
-    def list_session_terminals(self, session_name: str) -> list[dict[str, Any]]:
+    def list_session_terminals(self, session_name: str) -> list[TerminalJSON]:
         """`GET /sessions/{name}/terminals`: the terminals of a session (404 → ApiHttpError)."""
         data = self._json("GET", f"/sessions/{session_name}/terminals")
-        items = data.get("value", data.get("terminals", []))
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        items = _items(data.get("value", data.get("terminals", [])))
+        return cast(list[TerminalJSON], items)
 
     def restart_terminal(self, terminal_id: str) -> dict[str, Any]:
         """`POST /terminals/{id}/restart` (baton serve): a fresh CLI in the same terminal.
@@ -145,7 +146,7 @@ class ApiClient:
         *,
         provider: str | None = None,
         working_directory: Path | str | None = None,
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         """Add a terminal to a session; the terminal's JSON (`id`, `session_name`).
 
         `ApiOutcomeUnknown` as for `create_session`: the terminal may exist.
@@ -200,20 +201,39 @@ class ApiClient:
         """`POST /terminals/{id}/key?key=KEY`: press one key (a dialog's menu choice, Enter)."""
         self._json("POST", f"/terminals/{terminal_id}/key", params={"key": key})
 
+    def announce_run(self, session_name: str, state_file: Path, wd: Path) -> str | None:
+        """`PUT /baton/runs/{session}` (baton serve): tell the server's web cockpit where this
+        run's state file is. The page's path, or None from a server without the route (a
+        stock cao-server) or that refused it: the run goes on without a web page."""
+        body = {"state_file": str(state_file), "wd": str(wd)}
+        try:
+            data = self._json("PUT", f"/baton/runs/{session_name}", json=body, retry=False)
+        except ApiError:
+            return None
+        page = data.get("page")
+        return page if isinstance(page, str) and page.startswith("/") else None
+
     def get_attach_info(self, terminal_id: str) -> dict[str, Any]:
         """`GET /terminals/{id}/attach` (baton serve): its tmux socket, session and window."""
         return self._json("GET", f"/terminals/{terminal_id}/attach", retry=False)
 
-    def get_terminal(self, terminal_id: str) -> dict[str, Any]:
-        """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError)."""
-        return self._json("GET", f"/terminals/{terminal_id}")
+    def get_terminal(self, terminal_id: str) -> TerminalJSON:
+        """`GET /terminals/{id}`: the terminal's JSON (404 → ApiHttpError).
 
-    def get_status(self, terminal_id: str) -> str:
+        As the server sent it: a caller reads `status` through `get_status`, which checks it.
+        """
+        return cast(TerminalJSON, self._json("GET", f"/terminals/{terminal_id}"))
+
+    def get_status(self, terminal_id: str) -> TerminalStatus:
         """The terminal's status: idle, processing, completed, waiting_user_answer or error."""
         data = self.get_terminal(terminal_id)
-        status = data.get("status")
-        if not isinstance(status, str):
-            raise ApiError(f"GET {self._url(f'/terminals/{terminal_id}')}: no status in answer")
+        status = parse_status(data.get("status"))
+        if status is None:
+            shown = data.get("status")
+            raise ApiError(
+                f"GET {self._url(f'/terminals/{terminal_id}')}: no known status in answer "
+                f"({shown!r})"
+            )
         return status
 
     def get_last_output(self, terminal_id: str) -> str:
@@ -268,7 +288,9 @@ class ApiClient:
         except httpx.HTTPError as error:
             raise ApiError(f"GET {url}: {_describe(error)}") from None
 
-    def wait_status(self, terminal_id: str, since: str, timeout: float) -> str | None:
+    def wait_status(
+        self, terminal_id: str, since: TerminalStatus, timeout: float
+    ) -> TerminalStatus | None:
         """Long-poll `GET /terminals/{id}/status/wait`: the status once it differs from `since`
         (or when `timeout` ends); None when the server has no such route (404/405)."""
         path = f"/terminals/{terminal_id}/status/wait"
@@ -284,10 +306,9 @@ class ApiClient:
         if response.status_code >= 400:
             raise ApiHttpError("GET", self._url(path), response.status_code, _detail(response))
         try:
-            status = response.json().get("status")
+            return parse_status(response.json().get("status"))
         except (ValueError, AttributeError):
             return None
-        return status if isinstance(status, str) else None
 
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the agent CLI to exit (`POST /terminals/{id}/exit`)."""
@@ -306,11 +327,11 @@ class ApiClient:
 
     def _terminal_json(
         self, method: str, path: str, params: dict[str, str], *, key: str | None = None
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         data = self._json(method, path, key=key, params=params)
         if not isinstance(data.get("id"), str) or not isinstance(data.get("session_name"), str):
             raise ApiError(f"{method} {self._url(path)}: answer lacks `id` or `session_name`")
-        return data
+        return cast(TerminalJSON, data)
 
     def _url(self, path: str) -> str:
         return f"{self.base_url}{path}"
@@ -380,6 +401,11 @@ class ApiClient:
         except ApiHttpError:
             return False  # no /health (or not this one): a server that does not say so
         return data.get("idempotency") == IDEMPOTENCY_HEADER
+
+
+def _items(value: object) -> list[dict[str, Any]]:
+    """The objects of a list answer; [] for anything else."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _new_key() -> str:

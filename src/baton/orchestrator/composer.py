@@ -105,8 +105,7 @@ class PromptComposer:
     def test_feedback(self, tester_text: str) -> str:
         """What of a FAIL goes to the next round: RESULT + EVIDENCE, or all with condensing off.
 
-        CONDENSE_REVIEW_FEEDBACK governs both kinds of feedback, as in the earlier Python
-        orchestrator.
+        CONDENSE_REVIEW_FEEDBACK governs both kinds of feedback (docs/configuration.md).
         """
         if self.settings.condense_review_feedback:
             return extract_test_evidence(tester_text, self.settings.max_feedback_lines)

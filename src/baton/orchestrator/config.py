@@ -226,7 +226,8 @@ class Settings(BaseModel):
         """A relative STATE_FILE is relative to WD."""
         if state_file is None or "wd" not in info.data:
             return state_file
-        return (info.data["wd"] / state_file.expanduser()).resolve()
+        wd: Path = info.data["wd"]
+        return (wd / state_file.expanduser()).resolve()
 
     @field_validator("api")
     @classmethod

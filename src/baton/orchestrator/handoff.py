@@ -53,7 +53,7 @@ from baton.errors import (
     MissingResponseError,
 )
 from baton.orchestrator.archive import Archive, Response
-from baton.orchestrator.handoff_pace import ChangeWaiter, Pace, StuckFile
+from baton.orchestrator.handoff_pace import ChangeWaiter, HandoffTimings, Pace, StuckFile
 from baton.orchestrator.handoff_status import StatusHook, report_status, track_waiting
 from baton.orchestrator.response_files import (
     ensure_response_dir,
@@ -82,7 +82,7 @@ class AgentApi(Protocol):
 
     def send_input(self, terminal_id: str, message: str) -> None: ...
 
-    def get_status(self, terminal_id: str) -> str: ...
+    def get_status(self, terminal_id: str) -> TerminalStatus: ...
 
     def get_last_output(self, terminal_id: str) -> str: ...
 
@@ -106,7 +106,7 @@ class _Wait:
     seen_idle: bool = False
     idle_since: float | None = None  # when the current rest without the file began
     waiting_since: float | None = None  # when the current dialog began
-    previous: str | None = None  # the status read before this one
+    previous: TerminalStatus | None = None  # the status read before this one
 
 
 class Handoff:
@@ -118,14 +118,11 @@ class Handoff:
         wd: Path,
         *,
         archive: Archive,
-        poll_seconds: float = 2.0,
-        idle_grace_seconds: float = 30.0,
-        response_timeout: float = 1800.0,
+        timings: HandoffTimings | None = None,
         strict: bool = True,
         max_file_reminders: int = 0,
         on_reminder: Callable[[Role, str, int], None] | None = None,
         log: RunLog | None = None,
-        heartbeat_seconds: float = 30.0,
         on_status: StatusHook | None = None,
         state_file: Path | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -136,14 +133,11 @@ class Handoff:
         self.api = api
         self.wd = Path(wd).resolve()
         self.archive = archive
-        self.poll_seconds = poll_seconds
-        self.idle_grace_seconds = idle_grace_seconds
-        self.response_timeout = response_timeout
+        self.timings = timings or HandoffTimings()
         self.strict = strict
         self.max_file_reminders = max_file_reminders
         self.on_reminder = on_reminder  # (role, terminal id, reminder number) after each
         self.log = log or RunLog()
-        self.heartbeat_seconds = heartbeat_seconds
         self.on_status = on_status
         self.state_file = state_file
         self._clock = clock
@@ -226,14 +220,14 @@ class Handoff:
             strict=self.strict if strict is None else strict,
             started=started,
             reminders_left=self.max_file_reminders if reminders is None else reminders,
-            next_heartbeat=started + self.heartbeat_seconds,
-            pace=Pace(self.poll_seconds),
-            stuck=StuckFile(path, self.idle_grace_seconds),
-            stall=self.stall.watch(terminal_id, role.output_key, started, self.poll_seconds)
+            next_heartbeat=started + self.timings.heartbeat_seconds,
+            pace=Pace(self.timings.poll_seconds),
+            stuck=StuckFile(path, self.timings.idle_grace_seconds),
+            stall=self.stall.watch(terminal_id, role.output_key, started, self.timings.poll_seconds)
             if self.stall is not None
             else None,
         )
-        told: str | None = None  # the status a status event just brought, if any
+        told: TerminalStatus | None = None  # the status a status event just brought, if any
         while True:
             status = told if told is not None else self.api.get_status(terminal_id)
             now = self._clock()
@@ -252,10 +246,10 @@ class Handoff:
                 self.log.info(
                     f"{wait.who} still working: {format_duration(now - started)}, {status}"
                 )
-                wait.next_heartbeat = now + self.heartbeat_seconds
+                wait.next_heartbeat = now + self.timings.heartbeat_seconds
             told = self._wait(terminal_id, status, path, wait.pace)
 
-    def _note_status(self, wait: _Wait, status: str, now: float) -> None:
+    def _note_status(self, wait: _Wait, status: TerminalStatus, now: float) -> None:
         """Tell the hook about a changed status; say when a dialog opens or work resumes."""
         if status != wait.previous:
             report_status(
@@ -266,7 +260,7 @@ class Handoff:
             self.log, wait.role, wait.who, status, wait.waiting_since, now, self.state_file
         )
 
-    def _at_rest(self, wait: _Wait, status: str, now: float) -> Response | None:
+    def _at_rest(self, wait: _Wait, status: TerminalStatus, now: float) -> Response | None:
         """Idle or completed: the file if written, else the startup guard, grace and reminders.
 
         Returns the answer when the wait is over (the file, or the fallback output).
@@ -278,10 +272,10 @@ class Handoff:
         wait.agent_started = wait.agent_started or (
             wait.seen_idle and status == TerminalStatus.COMPLETED
         )
-        if not wait.agent_started and now - wait.started >= self.idle_grace_seconds:
+        if not wait.agent_started and now - wait.started >= self.timings.idle_grace_seconds:
             self.log.warning(
                 f"{wait.who} never showed it started working within "
-                f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; "
+                f"IDLE_GRACE_SECONDS={self.timings.idle_grace_seconds:g}; "
                 "counting its idle time from now"
             )
             wait.agent_started = True
@@ -290,7 +284,7 @@ class Handoff:
         if wait.idle_since is None:
             wait.idle_since = now
             return None
-        if now - wait.idle_since < self.idle_grace_seconds:
+        if now - wait.idle_since < self.timings.idle_grace_seconds:
             return None
         if wait.reminders_left <= 0:
             return self._no_file(
@@ -301,7 +295,7 @@ class Handoff:
         wait.idle_since = None
         return None
 
-    def _working(self, wait: _Wait, status: str, now: float) -> Response | None:
+    def _working(self, wait: _Wait, status: TerminalStatus, now: float) -> Response | None:
         """Any other status: the agent has started; a stuck file is taken, a timeout raised."""
         wait.agent_started = True
         wait.idle_since = None
@@ -311,13 +305,16 @@ class Handoff:
             return self._take_file(wait.path, wait.role, wait.who, now - wait.started)
         if wait.stall is not None and not wait.path.is_file():
             wait.stall.observe(wait.who, status, now)  # AgentStalled when there is no progress
-        if now - wait.started >= self.response_timeout:
+        timeout = self.timings.response_timeout
+        if now - wait.started >= timeout:
             raise HandoffTimeout(
-                f"{wait.who} is still {status} after RESPONSE_TIMEOUT={self.response_timeout:g}s"
+                f"{wait.who} is still {status} after RESPONSE_TIMEOUT={timeout:g}s"
             )
         return None
 
-    def _wait(self, terminal_id: str, status: str, path: Path, pace: Pace) -> str | None:
+    def _wait(
+        self, terminal_id: str, status: TerminalStatus, path: Path, pace: Pace
+    ) -> TerminalStatus | None:
         """Wait before the next status read; the new status when a status event brought it
         (so it need not be read again).
 
@@ -326,7 +323,7 @@ class Handoff:
         live stream (`GET /events`) says the status, so nothing is read after it.
         """
         if self.waiter is None:
-            self._sleep(self.poll_seconds)
+            self._sleep(self.timings.poll_seconds)
             return None
         woke = self.waiter.wait(terminal_id, status, path, pace.interval)
         if woke is None:
@@ -346,7 +343,7 @@ class Handoff:
         """Ask an agent at rest without its response file to write it (MAX_FILE_REMINDERS)."""
         self.log.warning(
             f"{who} is at rest but has not written {path.name} after "
-            f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}; reminding it"
+            f"IDLE_GRACE_SECONDS={self.timings.idle_grace_seconds:g}; reminding it"
         )
         self.api.send_input(terminal_id, file_reminder(path))
         self._reminded[role.output_key] = self._reminded.get(role.output_key, 0) + 1
@@ -394,9 +391,15 @@ class Handoff:
         return response
 
     def _no_file(
-        self, terminal_id: str, role: Role, path: Path, who: str, status: str, strict: bool
+        self,
+        terminal_id: str,
+        role: Role,
+        path: Path,
+        who: str,
+        status: TerminalStatus,
+        strict: bool,
     ) -> Response:
-        grace = f"IDLE_GRACE_SECONDS={self.idle_grace_seconds:g}"
+        grace = f"IDLE_GRACE_SECONDS={self.timings.idle_grace_seconds:g}"
         if strict:
             raise MissingResponseError(
                 f"{who} is {status} but did not write {path} within {grace} "

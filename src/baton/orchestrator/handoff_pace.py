@@ -1,26 +1,41 @@
 """How long the handoff waits between status reads, and when a stuck file is taken.
 
-`Handoff` (baton.orchestrator.handoff) applies the seeds' rules to each status it reads;
-this module decides when it reads: a `ChangeWaiter` ends a wait on a file or status
-event, `Pace` sets how long a wait may last, and `StuckFile` notices an answer that sits
-complete while the server never reports the CLI done.
+`Handoff` (baton.orchestrator.handoff) applies the handoff's rules (docs/architecture.md,
+"A prompt's trip") to each status it reads; this module decides when it reads:
+`HandoffTimings` holds the settings' waits, a `ChangeWaiter` ends a wait on a file or
+status event, `Pace` sets how long a wait may last, and `StuckFile` notices an answer
+that sits complete while the server never reports the CLI done.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from baton.orchestrator.runlog import RunLog, format_duration
+from baton.status import TerminalStatus
 
 __all__ = [
     "FAST_RECHECKS",
     "FAST_RECHECK_SECONDS",
     "STUCK_SECONDS",
     "ChangeWaiter",
+    "HandoffTimings",
     "Pace",
     "StuckFile",
 ]
+
+
+@dataclass(frozen=True)
+class HandoffTimings:
+    """How long the handoff waits, and for what (POLL_SECONDS, IDLE_GRACE_SECONDS, …)."""
+
+    poll_seconds: float = 2.0  # between status reads without events; the longest wait
+    idle_grace_seconds: float = 30.0  # a rest without the answer file before reminding
+    response_timeout: float = 1800.0  # the longest one agent may work on one turn
+    heartbeat_seconds: float = 30.0  # a "still working" line this often
+
 
 # After a file event, status reads follow at this interval FAST_RECHECKS times (the CLI
 # comes to rest a moment after its file), then at doubling intervals up to POLL_SECONDS.
@@ -34,11 +49,13 @@ STUCK_SECONDS = 30.0
 class ChangeWaiter(Protocol):
     """Ends a wait early when something changed (`ChangeWatcher` is the real one)."""
 
-    def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> str | None:
+    def wait(
+        self, terminal_id: str, since: TerminalStatus, path: Path, timeout: float
+    ) -> str | None:
         """Block up to `timeout`; "file", "status", or None when nothing happened."""
         ...
 
-    def latest_status(self, terminal_id: str) -> str | None:
+    def latest_status(self, terminal_id: str) -> TerminalStatus | None:
         """The terminal's status as a live status stream last gave it; None without one."""
         ...
 

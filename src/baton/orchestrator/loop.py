@@ -28,6 +28,7 @@ from baton.orchestrator.driver_lock import DriverLock
 from baton.orchestrator.events import EventKind, RunEvents, read_events
 from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Handoff
+from baton.orchestrator.handoff_pace import HandoffTimings
 from baton.orchestrator.handoff_status import waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
@@ -36,6 +37,7 @@ from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
 from baton.orchestrator.startup import PreparedRun, prepare_run
@@ -209,7 +211,10 @@ class Orchestrator:
             machine.save()
         self.log.info(f"state file: {self.state_path}")
         self.log.info(f"answers are archived under {archive.directory}")
-        self._print_how_to_watch()
+        page = self.api.announce_run(
+            state.session_name, self.state_path.absolute(), Path(self.settings.wd).absolute()
+        )
+        self._print_how_to_watch(page)
         result = machine.run()
         if result == 0 and self.settings.post_git_commit and self.events.path is not None:
             commit_on_pass(
@@ -239,9 +244,11 @@ class Orchestrator:
             self.settings.wd,
             waiter=self._open_watcher(),
             archive=archive,
-            poll_seconds=self.settings.poll_seconds,
-            idle_grace_seconds=self.settings.idle_grace_seconds,
-            response_timeout=self.settings.response_timeout,
+            timings=HandoffTimings(
+                poll_seconds=self.settings.poll_seconds,
+                idle_grace_seconds=self.settings.idle_grace_seconds,
+                response_timeout=self.settings.response_timeout,
+            ),
             strict=self.settings.strict_file_handoff,
             max_file_reminders=self.settings.max_file_reminders,
             on_reminder=self._reminded,
@@ -260,24 +267,24 @@ class Orchestrator:
         )
         return PhaseMachine(
             self.settings,
-            self.api,
-            self.log,
-            self.signals,
-            state,
+            RunContext(self.api, self.log, self.signals, state, self.events),
             self.state_path,
             handoff,
             PromptComposer(self.settings, state, prepared.parts, explore),
             explore,
-            self.events,
-            restarter,
-            meter=meter,
-            budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
+            TurnAids(
+                restarter=restarter,
+                meter=meter,
+                budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
+            ),
         )
 
-    def _print_how_to_watch(self) -> None:
+    def _print_how_to_watch(self, page: str | None) -> None:
         """Where a person can follow the agents, in commands to copy (any other terminal)."""
         path = self.state_path
         self.log.info(f"watch the agents live: {baton_command('watch', path)}")
+        if page is not None:
+            self.log.info(f"in a browser: {self.settings.api.rstrip('/')}{page}")
         first, *others = ROLE_BY_TERMINAL
         line = baton_command("attach", first, "--state-file", path)
         self.log.info(f"attach to the {first}: {line}  (or {', '.join(others)} instead)")

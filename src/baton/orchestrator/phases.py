@@ -17,35 +17,30 @@ from functools import partial
 from pathlib import Path
 
 from baton.orchestrator.archive import Response
-from baton.orchestrator.budget import Budget
-from baton.orchestrator.client import ApiClient
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.crashpoints import crash_point
-from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.events import EventKind
 from baton.orchestrator.handoff import Handoff
-from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
-from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.review import (
     GateDecision,
     ReviewKind,
+    Verdict,
     evaluate_review,
     tester_result,
 )
-from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.run_parts import RunContext, TurnAids
 from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import (
     NO_FEEDBACK,
     OUTPUT_KEYS,
     FinalStatus,
     Phase,
-    RunState,
     Step,
     save_state,
 )
 from baton.orchestrator.turns import TurnRunner, turn_place
-from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["PhaseMachine"]
@@ -96,43 +91,30 @@ class PhaseMachine:
     def __init__(
         self,
         settings: Settings,
-        api: ApiClient,
-        log: RunLog,
-        signals: SignalGuard,
-        state: RunState,
+        run: RunContext,
         state_path: Path,
         handoff: Handoff,
         prompts: PromptComposer,
         explore: ExploreTracker,
-        events: RunEvents | None = None,
-        restarter: AgentRestarter | None = None,
-        *,
-        meter: TokenMeter | None = None,
-        budget: Budget | None = None,
+        aids: TurnAids | None = None,
     ) -> None:
         self.settings = settings
-        self.log = log
-        self.signals = signals
-        self.state = state
+        self.log = run.log
+        self.signals = run.signals
+        self.state = run.state
         self.state_path = state_path
         self.prompts = prompts
         self.explore = explore
-        self.events = events or RunEvents(None)
-        self.api = api
+        self.events = run.events
+        self.api = run.api
         self.turns = TurnRunner(
-            api,
-            log,
-            signals,
-            state,
+            run,
             handoff,
             explore,
-            self.events,
             transition=self._transition,
             save=self.save,
-            restarter=restarter,  # None: a dead agent ends the run
-            meter=meter,
-            budget=budget,
-            stall=StallRecovery.for_settings(api, log, self.events, settings),
+            aids=aids,
+            stall=StallRecovery.for_settings(run.api, run.log, run.events, settings),
         )
 
     # --- the rounds ---
@@ -266,10 +248,10 @@ class PhaseMachine:
         self.events.emit(
             EventKind.VERDICT,
             **turn_place(self.state),
-            verdict=verdict or "FAIL",
+            verdict=verdict or Verdict.FAIL,
             evidence=evidence,
         )
-        if verdict == "PASS":
+        if verdict is Verdict.PASS:
             self.log.info(f"{where}: RESULT: PASS")
         else:
             if verdict is None:
@@ -280,7 +262,7 @@ class PhaseMachine:
         def record() -> None:
             state.outputs["tester"] = answer.text
             self._store_file("tester", answer)
-            if verdict == "PASS":
+            if verdict is Verdict.PASS:
                 self._mark_finished(FinalStatus.PASS)  # with the answer: a resume never re-asks
                 return
             state.feedback = evidence
@@ -296,7 +278,7 @@ class PhaseMachine:
             self._enter_phase(Phase.ANALYST)
 
         self._transition(record)
-        if verdict == "PASS":
+        if verdict is Verdict.PASS:
             return FinalStatus.PASS
         return FinalStatus.FAIL if last else FinalStatus.RUNNING
 
@@ -321,7 +303,7 @@ class PhaseMachine:
         state.outputs[key] = review.text
         self._store_file(key, review)
         if approved:
-            # Nothing left to address (as the earlier Python orchestrator recorded it).
+            # Nothing left to address: the next phase starts with no peer feedback.
             state.set_peer_feedback(phase.name, NO_FEEDBACK)
             self._enter_phase(phase.next_phase)
         else:

@@ -83,8 +83,8 @@ class AgentRestarter:
             what = f"replaced it with terminal {new} in session {state.session_name}"
         state.terminals[terminal_key] = new
         state.restarts[terminal_key] = state.restarts.get(terminal_key, 0) + 1
-        if state.awaiting and state.awaiting.get("role") == role.output_key:
-            state.awaiting["agent_restarted"] = "1"  # the pending prompt goes out again
+        if state.awaiting and state.awaiting.role == role.output_key:
+            state.awaiting.agent_restarted = True  # the pending prompt goes out again
         count = self.spent[terminal_key]
         self.log.warning(
             f"{role.title} (terminal {old}) {what_happened} ({why}); {what} "

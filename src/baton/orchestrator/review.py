@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "PROGRAMMER_EVIDENCE_PATTERNS",
     "GateDecision",
     "ReviewKind",
+    "Verdict",
     "condense_cross_phase",
     "evaluate_review",
     "evidence_hits",
@@ -65,10 +67,17 @@ def review_result(text: str) -> str | None:
     return match.group(1).upper() if match else None
 
 
-def tester_result(text: str) -> str | None:
-    """`PASS` or `FAIL` from the first `RESULT:` line, else None."""
+class Verdict(StrEnum):
+    """The tester's word on the scenario test, from its `RESULT:` line."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+
+
+def tester_result(text: str) -> Verdict | None:
+    """The verdict of the first `RESULT:` line, else None."""
     match = _TEST_RESULT.search(text)
-    return match.group(1).upper() if match else None
+    return Verdict(match.group(1).upper()) if match else None
 
 
 def _notes_section(text: str) -> str | None:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from baton.errors import AgentStalled, BatonError
 from baton.orchestrator.runlog import format_duration
 from baton.providers import provider_class
 from baton.providers.progress import still_text
 from baton.status import TerminalStatus
+from baton.wire import TerminalJSON
 
 __all__ = ["ProgressApi", "StallRule", "StallWatch", "check_interval", "progress_view_for"]
 
@@ -36,7 +37,7 @@ _MAX_CHECK_SECONDS = 30.0
 class ProgressApi(Protocol):
     """The two reads a stall watch needs (ApiClient has them)."""
 
-    def get_terminal(self, terminal_id: str) -> dict[str, Any]: ...
+    def get_terminal(self, terminal_id: str) -> TerminalJSON: ...
 
     def get_full_output(self, terminal_id: str) -> str: ...
 

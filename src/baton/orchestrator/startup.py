@@ -2,7 +2,7 @@
 
 RESUME unset resumes a RUNNING state by itself (a finished one, or phase `done`, starts a
 new run); RESUME=1 must resume, and for a run that already finished it only reports that
-run's result (as the earlier Python orchestrator did); RESUME=0 always starts new. The
+run's result (docs/configuration.md, RESUME); RESUME=0 always starts new. The
 prompt is checked here, so a bad one stops the run before the API is even called.
 
 START_AGENT starts a new run at a later role. What that role would have received from

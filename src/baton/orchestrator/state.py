@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from baton.errors import StateFileError
 from baton.hints import RunCommand, baton_command
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.crashpoints import crash_point
 from baton.private import new_private_dirs
 from baton.roles import ROLES
@@ -104,9 +105,7 @@ class RunState:
     # Baton's additions (ignored by the shell script):
     current_cycle: int = 1
     current_step: Step = Step.AUTHOR
-    # {"role", "terminal_id", "sent_at", "prompt_file"[, "agent_restarted"]}, saved just
-    # before the prompt is typed
-    awaiting: dict[str, str] | None = None
+    awaiting: Awaiting | None = None  # the prompt going out, saved just before it is typed
     explore_sent: list[str] = field(default_factory=list)
     archive_dir: str = ""
     output_files: dict[str, str] = field(default_factory=dict)  # output key -> archived copy
@@ -172,7 +171,7 @@ class RunState:
                 },
                 "current_cycle": self.current_cycle,
                 "current_step": self.current_step.value,
-                "awaiting": self.awaiting,
+                "awaiting": self.awaiting.to_json() if self.awaiting else None,
                 "explore_sent": list(self.explore_sent),
                 "archive_dir": self.archive_dir,
                 "output_files": dict(self.output_files),
@@ -205,7 +204,7 @@ class RunState:
             updated_at=_text(data.get("updated_at")),
             current_cycle=_positive_int(data.get("current_cycle"), 1),
             current_step=_choice(data.get("current_step"), Step, Step.AUTHOR),
-            awaiting=_awaiting(data.get("awaiting")),
+            awaiting=Awaiting.from_json(data.get("awaiting")),
             explore_sent=[s for s in data.get("explore_sent") or [] if isinstance(s, str)]
             if isinstance(data.get("explore_sent"), list)
             else [],
@@ -268,14 +267,6 @@ def _counts(value: Any, keys: tuple[str, ...]) -> dict[str, int]:
         for key in keys
         if isinstance(count := source.get(key), int) and not isinstance(count, bool) and count > 0
     }
-
-
-def _awaiting(value: Any) -> dict[str, str] | None:
-    if not isinstance(value, dict):
-        return None
-    if not all(isinstance(value.get(key), str) for key in ("role", "terminal_id")):
-        return None
-    return {key: item for key, item in value.items() if isinstance(item, str)}
 
 
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:

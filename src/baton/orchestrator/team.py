@@ -11,7 +11,6 @@ import secrets
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown
 from baton.orchestrator.client import ApiClient
@@ -22,6 +21,7 @@ from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import RunState
 from baton.roles import ROLE_BY_TERMINAL, ROLES
 from baton.status import TerminalStatus
+from baton.wire import TerminalJSON
 
 __all__ = ["cleanup_terminals", "init_new_run", "new_session_name", "repair_team"]
 
@@ -148,7 +148,7 @@ def _create_once(
 
 def _ask_for_terminal(
     api: ApiClient, settings: Settings, state: RunState, terminal_key: str
-) -> dict[str, Any]:
+) -> TerminalJSON:
     """Ask for the role's terminal in the run's (existing) session; the server's answer."""
     return api.create_terminal(
         state.session_name,
@@ -158,7 +158,7 @@ def _ask_for_terminal(
     )
 
 
-def _record_member(state: RunState, terminal_key: str, created: dict[str, Any], log: RunLog) -> str:
+def _record_member(state: RunState, terminal_key: str, created: TerminalJSON, log: RunLog) -> str:
     """Name the created terminal in the state (the caller saves it)."""
     state.terminals[terminal_key] = created["id"]
     title = ROLE_BY_TERMINAL[terminal_key].title

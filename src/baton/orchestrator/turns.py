@@ -27,18 +27,16 @@ from baton.errors import (
     MissingResponseError,
 )
 from baton.orchestrator.archive import Response
+from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.budget import Budget
-from baton.orchestrator.client import ApiClient
 from baton.orchestrator.crashpoints import crash_point
-from baton.orchestrator.events import EventKind, RunEvents
+from baton.orchestrator.events import EventKind
 from baton.orchestrator.handoff import Handoff
-from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.prompts import ExploreTracker
-from baton.orchestrator.restarts import AgentRestarter
-from baton.orchestrator.runlog import RunLog, format_duration
+from baton.orchestrator.run_parts import RunContext, TurnAids
+from baton.orchestrator.runlog import format_duration
 from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import RunState
-from baton.orchestrator.usage import TokenMeter
 from baton.roles import ROLE_BY_TERMINAL
 
 __all__ = ["Transition", "TurnRunner", "turn_place"]
@@ -75,33 +73,28 @@ class TurnRunner:
 
     def __init__(
         self,
-        api: ApiClient,
-        log: RunLog,
-        signals: SignalGuard,
-        state: RunState,
+        run: RunContext,
         handoff: Handoff,
         explore: ExploreTracker,
-        events: RunEvents,
         *,
         transition: Transition,
         save: Callable[[], None],
-        restarter: AgentRestarter | None = None,
-        meter: TokenMeter | None = None,
-        budget: Budget | None = None,
+        aids: TurnAids | None = None,
         stall: StallRecovery | None = None,
     ) -> None:
-        self.api = api
-        self.log = log
-        self.signals = signals
-        self.state = state
+        aids = aids or TurnAids()
+        self.api = run.api
+        self.log = run.log
+        self.signals = run.signals
+        self.state = run.state
         self.handoff = handoff
         self.explore = explore
-        self.events = events
+        self.events = run.events
         self.transition = transition  # the phase machine's state change, saved
         self.save = save  # write the state file now
-        self.restarter = restarter  # None: a dead agent ends the run
-        self.meter = meter
-        self.budget = budget or Budget()
+        self.restarter = aids.restarter  # None: a dead agent ends the run
+        self.meter = aids.meter
+        self.budget = aids.budget or Budget()
         self.stall = stall  # None: a stalled turn ends the run
         self._stalls = 0  # stalls of the current turn (interrupt the first, restart after)
 
@@ -172,17 +165,17 @@ class TurnRunner:
         """
         state = self.state
         role = ROLE_BY_TERMINAL[terminal_key]
-        awaiting = state.awaiting or {}
-        if awaiting.get("role") != role.output_key:
+        awaiting = state.awaiting
+        if awaiting is None or awaiting.role != role.output_key:
             return None
-        recovered = self.handoff.recover_archived(role, awaiting.get("prompt_file"))
+        recovered = self.handoff.recover_archived(role, awaiting.prompt_file)
         if recovered is not None:
             return recovered
         terminal_id = state.terminals[terminal_key]
-        if awaiting.get("agent_restarted") or awaiting.get("terminal_id") != terminal_id:
+        if awaiting.agent_restarted or awaiting.terminal_id != terminal_id:
             return self.handoff.take_if_present(terminal_id, role)
-        self._stalls = _count(awaiting.get("stalls"))
-        if awaiting.get("timed_out_at") and self.stall is not None:
+        self._stalls = awaiting.stalls
+        if awaiting.timed_out_at and self.stall is not None:
             taken = self.handoff.take_if_present(terminal_id, role)
             if taken is not None:
                 return taken
@@ -282,7 +275,7 @@ class TurnRunner:
 
         def mark() -> None:
             if self.state.awaiting is not None:
-                self.state.awaiting["timed_out_at"] = _utc_now()
+                self.state.awaiting.timed_out_at = _utc_now()
 
         self.transition(mark, clear_awaiting=False)
 
@@ -323,15 +316,13 @@ class TurnRunner:
         crash_point("prompt_archived")
 
         def sending() -> None:
-            state.awaiting = {
-                "role": role.output_key,
-                "terminal_id": terminal_id,
-                "sent_at": _utc_now(),
-            }
-            if prompt_file is not None:
-                state.awaiting["prompt_file"] = str(prompt_file)
-            if self._stalls:
-                state.awaiting["stalls"] = str(self._stalls)  # a rerun escalates from here
+            state.awaiting = Awaiting(
+                role=role.output_key,
+                terminal_id=terminal_id,
+                sent_at=_utc_now(),
+                prompt_file=str(prompt_file) if prompt_file is not None else None,
+                stalls=self._stalls,  # a rerun escalates from here
+            )
 
         if self.meter is not None and self.meter.pending_for(terminal_id):
             self.meter.settle()  # its last turn is read before this one adds to it
@@ -381,11 +372,3 @@ def _utc_now() -> str:
 
 def _quiet(stalled: AgentStalled) -> str:
     return f"no progress for {format_duration(stalled.quiet_seconds)}"
-
-
-def _count(value: str | None) -> int:
-    """A count kept in `awaiting` (a string); 0 when absent or not a number."""
-    try:
-        return max(0, int(value or 0))
-    except ValueError:
-        return 0

@@ -10,7 +10,8 @@ Two sources feed one `ChangeWatcher`:
   handoff reads the status at short, growing intervals after the file appears.
 
 The watcher only says *that* something changed; the handoff still reads the status and
-the file itself, so the seeds' rules decide exactly as they do when polling.
+the file itself, so the handoff's rules (docs/architecture.md, "A prompt's trip") decide
+exactly as they do when polling.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from inotify_simple import INotify, flags
 from baton.errors import ApiError, BatonError
 from baton.orchestrator.runlog import RunLog
 from baton.roles import RESPONSE_DIR_NAME
+from baton.status import TerminalStatus, parse_status
 
 __all__ = [
     "ChangeWatcher",
@@ -69,7 +71,9 @@ class EventSource(Protocol):
 
     def iter_events(self, *, stop: threading.Event) -> Iterable[dict[str, Any]]: ...
 
-    def wait_status(self, terminal_id: str, since: str, timeout: float) -> str | None: ...
+    def wait_status(
+        self, terminal_id: str, since: TerminalStatus, timeout: float
+    ) -> TerminalStatus | None: ...
 
 
 class _Selectable(Protocol):
@@ -119,7 +123,7 @@ class ResponseDirWatcher:
         )
 
     def fileno(self) -> int:
-        return self._inotify.fileno()
+        return int(self._inotify.fileno())
 
     def completed_names(self) -> set[str]:
         """The names completed since the last call (without blocking)."""
@@ -145,13 +149,13 @@ class StatusEvents:
         self._source = source
         self._bell = bell
         self._lock = threading.Lock()
-        self._latest: dict[str, str] = {}
+        self._latest: dict[str, TerminalStatus] = {}
         self._changes: dict[str, int] = {}  # how many changes each terminal has had
         self._first = threading.Event()
         self._connected = threading.Event()
         self._stop = threading.Event()
         self._sse_thread: threading.Thread | None = None
-        self._long_poll: tuple[str, str] | None = None  # the (terminal, since) in flight
+        self._long_poll: tuple[str, TerminalStatus] | None = None  # (terminal, since) in flight
         self._long_poll_supported = True
         self.feed = StatusFeed.NONE
 
@@ -171,7 +175,7 @@ class StatusEvents:
             self.feed = StatusFeed.LONG_POLL
         return self.feed
 
-    def latest(self, terminal_id: str) -> str | None:
+    def latest(self, terminal_id: str) -> TerminalStatus | None:
         """The newest status the events gave for `terminal_id`."""
         with self._lock:
             return self._latest.get(terminal_id)
@@ -181,7 +185,7 @@ class StatusEvents:
         with self._lock:
             return self._changes.get(terminal_id, 0)
 
-    def expect(self, terminal_id: str, since: str) -> None:
+    def expect(self, terminal_id: str, since: TerminalStatus) -> None:
         """The handoff saw `since` on `terminal_id`: make sure its next change rings."""
         with self._lock:
             self._latest.setdefault(terminal_id, since)
@@ -223,8 +227,8 @@ class StatusEvents:
     def _take(self, event: dict[str, Any]) -> None:
         if event.get("kind") != "status":
             return  # other /events payloads (a stock cao-server's) are noise here
-        terminal_id, status = event.get("terminal_id"), event.get("status")
-        if not isinstance(terminal_id, str) or not isinstance(status, str):
+        terminal_id, status = event.get("terminal_id"), parse_status(event.get("status"))
+        if not isinstance(terminal_id, str) or status is None:
             return
         with self._lock:
             changed = self._record(terminal_id, status)
@@ -232,7 +236,7 @@ class StatusEvents:
         if changed:
             self._bell()
 
-    def _record(self, terminal_id: str, status: str) -> bool:
+    def _record(self, terminal_id: str, status: TerminalStatus) -> bool:
         """Note `status` (lock held); True when it is a change."""
         if self._latest.get(terminal_id) == status:
             return False
@@ -240,7 +244,7 @@ class StatusEvents:
         self._changes[terminal_id] = self._changes.get(terminal_id, 0) + 1
         return True
 
-    def _long_poll_once(self, terminal_id: str, since: str) -> None:
+    def _long_poll_once(self, terminal_id: str, since: TerminalStatus) -> None:
         try:
             status = self._source.wait_status(terminal_id, since, _LONG_POLL_SECONDS)
         except BatonError:
@@ -284,7 +288,9 @@ class ChangeWatcher:
         """The status events in use (the long-poll turns to NONE once the server says 404)."""
         return self._status.feed if self._status is not None else StatusFeed.NONE
 
-    def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> Wake | None:
+    def wait(
+        self, terminal_id: str, since: TerminalStatus, path: Path, timeout: float
+    ) -> Wake | None:
         """Block until `path` is completed, `terminal_id` changes status, or `timeout` passes.
 
         A status change that arrived since the previous wait returned counts too, so a
@@ -312,7 +318,7 @@ class ChangeWatcher:
                 raise ApiError(f"waiting for a change failed: {error}") from None
             self._bell.drain()
 
-    def latest_status(self, terminal_id: str) -> str | None:
+    def latest_status(self, terminal_id: str) -> TerminalStatus | None:
         """The newest status `GET /events` gave for `terminal_id`; None while that stream is
         not connected (a long-poll answer may be older than the caller's own read)."""
         if self._status is None or not self._status.live:

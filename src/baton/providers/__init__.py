@@ -35,7 +35,7 @@ def get_provider(name: str) -> Provider:
         known = ", ".join(PROVIDER_NAMES)
         raise BadRequestError(f"unknown provider {name!r} (known: {known})")
     module_name, class_name = target.split(":")
-    found = getattr(import_module(module_name), class_name)
+    found: type[Provider] = getattr(import_module(module_name), class_name)
     return found()
 
 

@@ -109,7 +109,7 @@ def _user_config(home: Path) -> dict[str, object]:
 
 
 class CodexProvider(Provider):
-    """Codex CLI 0.169 and the seed-004 screen rules."""
+    """Codex CLI 0.169, and the older TUI's screen rules (docs/codex.md)."""
 
     name = "codex"
     # A bracketed paste is one message however long; Enter then submits it.

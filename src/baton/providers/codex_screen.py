@@ -2,8 +2,8 @@
 
 Two generations of the Codex TUI must both read right:
 
-- the old UI of seed 004: a `›` prompt, assistant answers as `• …` blocks and a context
-  footer (`100% context left`) under the prompt;
+- the older UI (docs/codex.md, "Status from the screen"): a `›` prompt, assistant
+  answers as `• …` blocks and a context footer (`100% context left`) under the prompt;
 - Codex 0.169: the composer `› Ask Codex to do anything` (a dim placeholder, or the text
   being typed), a status row (`<model> default · <cwd>`) and `← for agents · ? for
   shortcuts` under it; `• Working (12s • esc to interrupt)` above the composer while a

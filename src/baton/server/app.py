@@ -16,7 +16,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +48,7 @@ from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
 
 __all__ = [
+    "AppExtension",
     "ServerHandle",
     "ServerOptions",
     "close_app",
@@ -56,6 +57,9 @@ __all__ = [
     "serve_forever",
     "server_url",
 ]
+
+# Something mounted on the app beside the API (the web cockpit): called once, at creation.
+AppExtension = Callable[[FastAPI, TerminalService, "ServerOptions"], None]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9889
@@ -198,10 +202,15 @@ def build_service(options: ServerOptions) -> TerminalService:
     )
 
 
-def create_app(options: ServerOptions, service: TerminalService | None = None) -> FastAPI:
+def create_app(
+    options: ServerOptions,
+    service: TerminalService | None = None,
+    extensions: Sequence[AppExtension] = (),
+) -> FastAPI:
     """The FastAPI application with every CAO route, the safety middleware and error shapes.
 
-    Starts the inbox courier; `close_app` stops it.
+    `extensions` add routes of a layer above the server (the web cockpit, from the command
+    line), so the server never imports them. Starts the inbox courier; `close_app` stops it.
     """
     require_token_for_remote(options.host, options.token)
     service = service or build_service(options)
@@ -236,6 +245,8 @@ def create_app(options: ServerOptions, service: TerminalService | None = None) -
     for router in ROUTERS:
         app.include_router(router)
     app.include_router(events_router(service, TERMINAL_ID_PATTERN))  # the live status events
+    for extend in extensions:
+        extend(app, service, options)
     services.inbox.start()
     return app
 
@@ -290,12 +301,12 @@ def _keep_secrets_from_children(*, hide_environ: bool) -> None:
         hide_process_from_same_user()
 
 
-def serve_forever(options: ServerOptions) -> None:
+def serve_forever(options: ServerOptions, extensions: Sequence[AppExtension] = ()) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
     port = _check_bindable(options.host, options.port)
     _keep_secrets_from_children(hide_environ=options.token is not None)
     service = build_service(options)
-    app = create_app(options, service)
+    app = create_app(options, service, extensions)
     print(f"baton serve: listening on {server_url(options.host, port)}", flush=True)
     try:
         # Open event streams never end by themselves: give them a moment, then close.
@@ -324,13 +335,15 @@ class ServerHandle:
 
 
 @contextmanager
-def run_server_in_thread(options: ServerOptions) -> Iterator[ServerHandle]:
+def run_server_in_thread(
+    options: ServerOptions, extensions: Sequence[AppExtension] = ()
+) -> Iterator[ServerHandle]:
     """Serve the API from a thread (port 0 picks a free port); stop it on exit.
 
     With `options.kill_tmux_on_exit`, every terminal and the private tmux server go too.
     """
     service = build_service(options)
-    app = create_app(options, service)
+    app = create_app(options, service, extensions)
     config = uvicorn.Config(
         app,
         host=options.host,

@@ -2,19 +2,31 @@
 
 The screen watcher runs in its own thread and the event routes on the server's event
 loop, so `EventHub.publish` is thread-safe: it hands each event to every matching
-subscriber's asyncio queue through that subscriber's loop. A subscriber that stops
-reading is dropped once its queue is full, so a stalled client never holds memory.
+subscriber's asyncio queue through that subscriber's loop (or, for code in a worker
+thread, to a plain queue: `ThreadSubscription`). A subscriber that stops reading is
+dropped once its queue is full, so a stalled client never holds memory.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["EventFilter", "EventHub", "Subscription", "TerminalEvent", "utc_now"]
+__all__ = [
+    "EventFilter",
+    "EventHub",
+    "Subscription",
+    "TerminalEvent",
+    "ThreadSubscription",
+    "utc_now",
+]
 
 _QUEUE_LIMIT = 10_000
 
@@ -85,12 +97,57 @@ class Subscription:
         """The next event, or None at the end of the stream; TimeoutError after `timeout`."""
         return await asyncio.wait_for(self.queue.get(), timeout)
 
+    def push(self, event: TerminalEvent | None) -> None:
+        """Hand an event over from any thread (through the subscriber's loop)."""
+        try:
+            self.loop.call_soon_threadsafe(self._deliver, event)
+        except RuntimeError:  # its loop is closed: the listener is gone
+            self.closed = True
+
+
+class ThreadSubscription:
+    """One listener in a worker thread (a blocking wait, not a coroutine)."""
+
+    def __init__(self, event_filter: EventFilter) -> None:
+        self.filter = event_filter
+        self.closed = False
+        self._queue: queue.Queue[TerminalEvent | None] = queue.Queue(_QUEUE_LIMIT)
+
+    def push(self, event: TerminalEvent | None) -> None:
+        if self.closed:
+            return
+        try:
+            self._queue.put_nowait(event)
+        except queue.Full:
+            self.closed = True
+
+    def wait(self, timeout: float) -> bool:
+        """Block until an event arrives (True) or `timeout` passes (False); drains the rest.
+
+        After the end of the stream (or a dropped, full queue) it just sleeps `timeout`, so
+        a caller reading state after each wake-up keeps working, only without events.
+        """
+        if self.closed:
+            time.sleep(max(0.0, timeout))
+            return False
+        try:
+            event = self._queue.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return False
+        while event is not None:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return True
+        self.closed = True
+        return True
+
 
 class EventHub:
     """Publish terminal events from any thread to the subscribers that match them."""
 
     def __init__(self) -> None:
-        self._subscribers: set[Subscription] = set()
+        self._subscribers: set[Subscription | ThreadSubscription] = set()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -104,7 +161,21 @@ class EventHub:
                 self._subscribers.add(subscription)
         return subscription
 
-    def unsubscribe(self, subscription: Subscription) -> None:
+    @contextlib.contextmanager
+    def watching(self, event_filter: EventFilter) -> Iterator[ThreadSubscription]:
+        """A blocking subscription for the length of a `with` block (any thread)."""
+        subscription = ThreadSubscription(event_filter)
+        with self._lock:
+            if self._closed:
+                subscription.push(None)
+            else:
+                self._subscribers.add(subscription)
+        try:
+            yield subscription
+        finally:
+            self.unsubscribe(subscription)
+
+    def unsubscribe(self, subscription: Subscription | ThreadSubscription) -> None:
         with self._lock:
             self._subscribers.discard(subscription)
 
@@ -116,7 +187,7 @@ class EventHub:
                 if s.filter.matches(event.terminal_id, event.session_name)
             ]
         for subscription in targets:
-            self._send(subscription, event)
+            subscription.push(event)
 
     def close(self) -> None:
         """End every stream (the server is stopping)."""
@@ -125,11 +196,4 @@ class EventHub:
             targets = list(self._subscribers)
             self._subscribers.clear()
         for subscription in targets:
-            self._send(subscription, None)
-
-    @staticmethod
-    def _send(subscription: Subscription, event: TerminalEvent | None) -> None:
-        try:
-            subscription.loop.call_soon_threadsafe(subscription._deliver, event)
-        except RuntimeError:  # its loop is closed: the listener is gone
-            subscription.closed = True
+            subscription.push(None)

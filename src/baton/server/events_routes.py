@@ -10,7 +10,7 @@ when nothing else did for `KEEP_ALIVE_SECONDS`.
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi import Path as PathParam
@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from baton.server.events import EventFilter, Subscription, TerminalEvent
 from baton.server.terminals import TerminalService
+from baton.wire import TerminalJSON
 
 __all__ = ["KEEP_ALIVE_SECONDS", "MAX_WAIT_SECONDS", "events_router"]
 
@@ -51,12 +52,12 @@ def events_router(service: TerminalService, terminal_id_pattern: str) -> APIRout
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    @router.get("/terminals/{terminal_id}/status/wait")
+    @router.get("/terminals/{terminal_id}/status/wait", response_model=None)
     async def wait_for_status(
         terminal_id: terminal_id_type,
         since: str | None = None,
         timeout: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)] = DEFAULT_WAIT_SECONDS,
-    ) -> dict[str, Any]:
+    ) -> TerminalJSON:
         subscription = service.events.subscribe(EventFilter(frozenset({terminal_id})))
         try:
             described = await run_in_threadpool(service.get_terminal, terminal_id)

@@ -55,7 +55,11 @@ StatusListener = Callable[[LiveTerminal, TerminalStatus | None, TerminalStatus],
 
 
 class ScreenWatcher:
-    """The thread that keeps every tracked terminal's model and status current."""
+    """The thread that keeps every tracked terminal's model and status current.
+
+    Like rich's `Live`: `start()` runs the thread, `stop()` ends it and frees its file
+    descriptors, and `with ScreenWatcher(...) as watcher:` does both.
+    """
 
     def __init__(
         self,
@@ -86,8 +90,22 @@ class ScreenWatcher:
         # Notified after every evaluation: input waits on it for a rest or a new turn.
         self.changed = threading.Condition()
         self.generation = 0
-        self._thread = threading.Thread(target=self._run, name="baton-screens", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ScreenWatcher:
+        """Start watching (once); refused after `stop()`, whose descriptors are gone."""
+        if self._stopping:
+            raise RuntimeError("a stopped ScreenWatcher cannot start again")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="baton-screens", daemon=True)
+            self._thread.start()
+        return self
+
+    def __enter__(self) -> ScreenWatcher:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
 
     # -- tracking ---------------------------------------------------------------------
 
@@ -160,10 +178,14 @@ class ScreenWatcher:
         with self._guard:
             return list(self._terminals.values())
 
-    def close(self) -> None:
+    def stop(self) -> None:
+        """End the thread and release what it watched with; safe to call twice."""
+        if self._stopping:
+            return
         self._stopping = True
         self._wake()
-        self._thread.join(timeout=5)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
         for fd in list(self._pidfds.values()):
             with contextlib.suppress(OSError):
                 os.close(fd)

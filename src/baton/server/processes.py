@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import time
 from pathlib import Path
@@ -41,14 +42,47 @@ def kill_processes_with_env(name: str, value: str, *, grace_seconds: float = 2.0
 
 
 def _terminate(targets: list[int], grace_seconds: float) -> None:
-    for pid in targets:
-        _signal(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_seconds
-    while time.monotonic() < deadline and any(_alive(pid) for pid in targets):
-        time.sleep(0.05)
-    for pid in targets:
-        if _alive(pid):
-            _signal(pid, signal.SIGKILL)
+    """SIGTERM each, wait for their exits (pidfd events, not polls), SIGKILL the rest.
+
+    Each process is held by a pidfd from before the first signal, so a pid reused by a
+    new process meanwhile is never signalled.
+    """
+    handles = _pidfds(targets)
+    try:
+        for handle in handles:
+            _send(handle, signal.SIGTERM)
+        for handle in _wait_for_exits(handles, grace_seconds):
+            _send(handle, signal.SIGKILL)
+    finally:
+        for handle in handles:
+            os.close(handle)
+
+
+def _pidfds(pids: list[int]) -> list[int]:
+    handles = []
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            handles.append(os.pidfd_open(pid))
+    return handles
+
+
+def _wait_for_exits(handles: list[int], timeout: float) -> list[int]:
+    """Block until every process exited (its pidfd turns readable) or `timeout`; the rest."""
+    waiting = set(handles)
+    poller = select.poll()
+    for handle in waiting:
+        poller.register(handle, select.POLLIN)
+    deadline = time.monotonic() + timeout
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        for handle, _ in poller.poll(max(1, int(left * 1000))):
+            poller.unregister(handle)
+            waiting.discard(handle)
+    return sorted(waiting)
+
+
+def _send(handle: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        signal.pidfd_send_signal(handle, signum)
 
 
 def _session_and_descendants(root_pid: int) -> list[int]:
@@ -77,16 +111,3 @@ def _session_and_descendants(root_pid: int) -> list[int]:
                 changed = True
     found.discard(os.getpid())
     return sorted(found)
-
-
-def _signal(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signum)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rfind(")") + 2 :].split()[0] != "Z"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from baton.errors import BadRequestError
@@ -78,9 +79,9 @@ class ProfileStore:
                 return candidate.read_text(encoding="utf-8")
         builtin = _builtin_dir() / f"{name}.md"
         if builtin.is_file():
-            return builtin.read_text(encoding="utf-8")
+            return str(builtin.read_text(encoding="utf-8"))
         return None
 
 
-def _builtin_dir():  # type: ignore[no-untyped-def]
+def _builtin_dir() -> Traversable:
     return resources.files("baton.profiles")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from baton.errors import NotFoundError
 from baton.screen import normalize_screen
@@ -20,6 +19,7 @@ from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
+from baton.wire import ProgressJSON, TerminalJSON
 
 __all__ = ["INITIAL_DELIVERY", "TerminalReader"]
 
@@ -48,7 +48,7 @@ class TerminalReader:
             raise NotFoundError(f"terminal {terminal_id!r} not found")
         return record
 
-    def describe(self, record: TerminalRecord) -> dict[str, Any]:
+    def describe(self, record: TerminalRecord) -> TerminalJSON:
         """The terminal as the CAO API shows it, with its live status."""
         return {
             "id": record.id,
@@ -71,7 +71,7 @@ class TerminalReader:
             **self.progress(record),
         }
 
-    def progress(self, record: TerminalRecord) -> dict[str, Any]:
+    def progress(self, record: TerminalRecord) -> ProgressJSON:
         """Baton's own fields: when the screen (its animation aside) or a native signal
         last changed, and the seconds since; null while the live model is not trusted."""
         live = self._trusted(record)
@@ -156,6 +156,9 @@ class TerminalReader:
 def _initial_delivery(record: TerminalRecord) -> dict[str, str] | None:
     path = Path(record.runtime_dir) / INITIAL_DELIVERY
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        found = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(found, dict):
+        return None
+    return {str(key): str(value) for key, value in found.items()}

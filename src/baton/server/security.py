@@ -12,15 +12,25 @@ only what that terminal's tools do (`scopes.py`, 403 otherwise).
 
 A request with more than one Host header is refused (400) whatever the token: which
 one a proxy or the server believes would otherwise be anyone's guess.
+
+The web cockpit (`/ui`, see docs/web.md) is for a browser, which cannot send a bearer
+header when a person opens a link. With a token, its login form takes the token once and
+answers with an HttpOnly, SameSite=Strict cookie derived from it (`ui_cookie_value`);
+that cookie opens `/ui` paths only, never the API, and a state-changing request carrying
+it must come from the page's own origin. A page asked for without it is redirected to the
+login form; the token itself never appears in a URL.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import ipaddress
 import json
 import secrets
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlsplit
+from http.cookies import CookieError, SimpleCookie
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -30,15 +40,46 @@ from baton.server.terminal_tokens import TerminalTokens
 
 __all__ = [
     "LOOPBACK_HOSTS",
+    "UI_COOKIE",
+    "UI_LOGIN_PATH",
     "LocalOnlyMiddleware",
     "is_loopback_host",
     "require_token_for_remote",
     "split_host",
+    "ui_cookie_value",
 ]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _OPEN_PATHS = frozenset({"/health"})
+UI_PREFIX = "/ui"
+UI_LOGIN_PATH = "/ui/login"
+UI_COOKIE = "baton_ui"
+_UI_OPEN_PREFIXES = (UI_LOGIN_PATH, "/ui/static/")
+_UI_API_PREFIX = "/ui/api/"
+
+
+def ui_cookie_value(token: str) -> str:
+    """The web cockpit's cookie for `token`: derived, so no session is stored and a new
+    token ends every old cookie; it cannot be turned back into the token."""
+    return hmac.new(token.encode(), b"baton web cockpit v1", hashlib.sha256).hexdigest()
+
+
+def _is_ui(path: str) -> bool:
+    return path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
+
+
+def _ui_open(path: str) -> bool:
+    return any(path == p or path.startswith(p) for p in _UI_OPEN_PREFIXES)
+
+
+def _cookie(headers: dict[str, str], name: str) -> str | None:
+    try:
+        jar = SimpleCookie(headers.get("cookie", ""))
+    except CookieError:
+        return None
+    morsel = jar.get(name)
+    return morsel.value if morsel is not None else None
 
 
 def split_host(value: str) -> str:
@@ -106,7 +147,11 @@ class LocalOnlyMiddleware:
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
         ]
-        if status == 401:
+        if status == 401 and self._wants_login_page(scope):
+            status = 303  # a person opening a cockpit page: to the login form, then back
+            where = quote(scope["path"], safe="/")
+            response_headers.append((b"location", f"{UI_LOGIN_PATH}?next={where}".encode()))
+        elif status == 401:
             response_headers.append((b"www-authenticate", b"Bearer"))
         await send({"type": "http.response.start", "status": status, "headers": response_headers})
         await send({"type": "http.response.body", "body": body})
@@ -124,9 +169,21 @@ class LocalOnlyMiddleware:
                 return 403, f"origin {origin!r} is not allowed (loopback only)"
         return None
 
+    @staticmethod
+    def _wants_login_page(scope: Scope) -> bool:
+        path = scope["path"]
+        return (
+            scope["method"] in ("GET", "HEAD")
+            and _is_ui(path)
+            and not path.startswith(_UI_API_PREFIX)
+        )
+
     def _check_token(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
-        if self.token is None or scope["path"] in _OPEN_PATHS:
+        path = scope["path"]
+        if self.token is None or path in _OPEN_PATHS or _ui_open(path):
             return None
+        if _is_ui(path) and "authorization" not in headers:
+            return self._check_ui_cookie(scope, headers)
         scheme, _, given = headers.get("authorization", "").partition(" ")
         given = given.strip()
         if scheme.lower() != "bearer":
@@ -134,6 +191,19 @@ class LocalOnlyMiddleware:
         if secrets.compare_digest(given.encode(), self.token.encode()):
             return None
         return self._check_terminal_token(scope, given)
+
+    def _check_ui_cookie(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
+        """The web cockpit's cookie, on `/ui` paths only; writes only from the page itself."""
+        assert self.token is not None
+        given = _cookie(headers, UI_COOKIE) or ""
+        if not secrets.compare_digest(given.encode(), ui_cookie_value(self.token).encode()):
+            return 401, "log in to the web cockpit first (the token of BATON_TOKEN)"
+        origin = headers.get("origin")
+        if scope["method"] not in _SAFE_METHODS:
+            own = split_host(headers.get("host", ""))
+            if origin is None or (urlsplit(origin).hostname or "").lower() != own:
+                return 403, "a change from the web cockpit must come from its own page"
+        return None
 
     def _check_terminal_token(self, scope: Scope, given: str) -> tuple[int, str] | None:
         """A terminal's own token: allowed only what that terminal's tools do."""

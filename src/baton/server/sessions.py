@@ -8,6 +8,7 @@ from typing import Any
 from baton.errors import NotFoundError
 from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
+from baton.wire import SessionJSON, SessionSummaryJSON, TerminalJSON
 
 __all__ = ["SessionService"]
 
@@ -20,18 +21,18 @@ class SessionService:
         self.registry = terminals.registry
         self.tmux = terminals.tmux
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[SessionSummaryJSON]:
         live = self._tmux_sessions()
         return [self._summary(session.name, live) for session in self.registry.sessions()]
 
-    def get_session(self, name: str) -> dict[str, Any]:
+    def get_session(self, name: str) -> SessionJSON:
         self._require(name)
         return {
             "session": self._summary(name, self._tmux_sessions()),
             "terminals": self.session_terminals(name),
         }
 
-    def session_terminals(self, name: str) -> list[dict[str, Any]]:
+    def session_terminals(self, name: str) -> list[TerminalJSON]:
         """The session's terminals, oldest (normally the conductor) first."""
         self._require(name)
         return [self.terminals.describe(record) for record in self.registry.terminals(name)]
@@ -56,7 +57,7 @@ class SessionService:
         if self.registry.get_session(name) is None:
             raise NotFoundError(f"session {name!r} not found")
 
-    def _summary(self, name: str, live: Mapping[str, bool]) -> dict[str, Any]:
+    def _summary(self, name: str, live: Mapping[str, bool]) -> SessionSummaryJSON:
         """Name and tmux state, and who owns it: its first terminal's profile and directory."""
         status = "terminated" if name not in live else "active" if live[name] else "detached"
         owner: TerminalRecord | None = next(iter(self.registry.terminals(name)), None)

@@ -7,13 +7,15 @@ MCP tool and `cao agent handoff` both drive workers through this call.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from baton.errors import BadRequestError, ServerError, StepFailedError
 from baton.server.creation import CreateRequest
+from baton.server.events import EventFilter, EventHub
 from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
 from baton.status import TerminalStatus
@@ -21,6 +23,8 @@ from baton.status import TerminalStatus
 __all__ = ["StepRequest", "StepResult", "StepRunner", "StepTimings"]
 
 _WORKING = (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER)
+
+Wait = Callable[[float], None]  # block until the terminal's next event, or at most so long
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,11 @@ class StepResult:
 class StepTimings:
     """How the wait for the answer reads the terminal."""
 
+    # Between reads without events (no hub, or a status read from tmux, which publishes
+    # none); with events, a read follows each of the terminal's events instead.
     poll_seconds: float = 0.1
+    # With events, the longest wait for one before the status is read again anyway.
+    event_cap_seconds: float = 1.0
     # A post-input `idle` counts as done once the agent was seen working and `idle`
     # held this long (an agent may settle back to its idle prompt without an answer mark).
     idle_stable_seconds: float = 1.0
@@ -70,17 +78,23 @@ class StepTimings:
 
 
 class StepRunner:
-    """Runs steps over the terminal service; `clock`/`sleep` are injectable for tests."""
+    """Runs steps over the terminal service, woken by its status events.
+
+    Without `events` (and in tests, with an injected `clock`/`sleep`) it reads the status
+    every `poll_seconds` instead.
+    """
 
     def __init__(
         self,
         terminals: TerminalService,
         *,
+        events: EventHub | None = None,
         timings: StepTimings | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.terminals = terminals
+        self.events = events
         self.timings = timings or StepTimings()
         self.clock = clock
         self.sleep = sleep
@@ -124,13 +138,14 @@ class StepRunner:
                 kind="error",
                 terminal_id=terminal_id,
             )
-        try:
-            self.terminals.send_input(terminal_id, request.prompt)
-        except ServerError as error:
-            raise StepFailedError(
-                f"terminal {terminal_id}: {error}", kind="error", terminal_id=terminal_id
-            ) from None
-        self._wait_for_answer(record, before, deadline, request.timeout)
+        with self._changes(record) as wait:
+            try:
+                self.terminals.send_input(terminal_id, request.prompt)
+            except ServerError as error:
+                raise StepFailedError(
+                    f"terminal {terminal_id}: {error}", kind="error", terminal_id=terminal_id
+                ) from None
+            self._wait_for_answer(record, before, deadline, request.timeout, wait)
         last_message = self.terminals.get_output(terminal_id, "last")
         if request.job_id is not None:
             self.terminals.registry.record_handoff(
@@ -159,16 +174,32 @@ class StepRunner:
         # A CLI may flicker busy once right after it first rests (Codex does): wait for a
         # ready status within the step's time rather than failing on the first read.
         status = TerminalStatus(described["status"])
-        while not status.is_at_rest:
-            if status is TerminalStatus.ERROR or self.clock() >= deadline:
-                raise StepFailedError(
-                    f"terminal {record.id} did not reach a ready status (it is {status})",
-                    kind="error" if status is TerminalStatus.ERROR else "timeout",
-                    terminal_id=record.id,
-                )
-            self.sleep(self.timings.poll_seconds)
-            status = self.terminals.status(record)
+        with self._changes(record) as wait:
+            while not status.is_at_rest:
+                if status is TerminalStatus.ERROR or self.clock() >= deadline:
+                    raise StepFailedError(
+                        f"terminal {record.id} did not reach a ready status (it is {status})",
+                        kind="error" if status is TerminalStatus.ERROR else "timeout",
+                        terminal_id=record.id,
+                    )
+                wait(deadline - self.clock())
+                status = self.terminals.status(record)
         return record
+
+    @contextlib.contextmanager
+    def _changes(self, record: TerminalRecord) -> Iterator[Wait]:
+        """A wait that ends at the terminal's next event (or its cap), for a `with` block."""
+        if self.events is None:
+            yield lambda timeout: self.sleep(max(0.0, min(timeout, self.timings.poll_seconds)))
+            return
+        with self.events.watching(EventFilter(frozenset({record.id}))) as changes:
+
+            def wait(timeout: float) -> None:
+                from_events = self.terminals.answers_from_memory(record.id)
+                cap = self.timings.event_cap_seconds if from_events else self.timings.poll_seconds
+                changes.wait(max(0.0, min(timeout, cap)))
+
+            yield wait
 
     def _caller_directory(self, caller_id: str) -> str | None:
         """The supervisor's current directory, so a worker starts where it works."""
@@ -178,7 +209,12 @@ class StepRunner:
         return self.terminals.tmux.pane_current_path(record.pane) or record.working_directory
 
     def _wait_for_answer(
-        self, record: TerminalRecord, before: TerminalStatus, deadline: float, timeout: float
+        self,
+        record: TerminalRecord,
+        before: TerminalStatus,
+        deadline: float,
+        timeout: float,
+        wait: Wait,
     ) -> None:
         """Return once the agent worked and rests again; StepFailedError otherwise."""
         sent = self.clock()
@@ -212,4 +248,10 @@ class StepRunner:
                     kind="timeout",
                     terminal_id=record.id,
                 )
-            self.sleep(self.timings.poll_seconds)
+            # Wake at the next event, or when a rest would have lasted long enough to count.
+            wake = deadline
+            if idle_since is not None and seen_working:
+                wake = min(wake, idle_since + self.timings.idle_stable_seconds)
+            elif status is TerminalStatus.COMPLETED:
+                wake = min(wake, sent + self.timings.unseen_work_seconds)
+            wait(wake - now)

@@ -17,7 +17,6 @@ import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from baton.server.creation import (
     DEFAULT_PROVIDER,
@@ -41,6 +40,7 @@ from baton.server.terminal_tokens import TerminalTokens, without_secrets
 from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
 from baton.usage import Usage
+from baton.wire import TerminalJSON
 
 __all__ = [
     "DEFAULT_PROVIDER",
@@ -87,7 +87,7 @@ class TerminalService:
             self._status_changed,
             interval=check_interval,
             max_log_bytes=max_pane_log_bytes,
-        )
+        ).start()
         self.reader = TerminalReader(
             registry=registry, tmux=tmux, runtime=self.runtime, watcher=self.watcher
         )
@@ -127,21 +127,21 @@ class TerminalService:
 
     # -- the API's verbs ------------------------------------------------------------------
 
-    def create_terminal(self, request: CreateRequest) -> dict[str, Any]:
+    def create_terminal(self, request: CreateRequest) -> TerminalJSON:
         """Start a CLI (see `TerminalCreator.create`); describe the terminal."""
         return self.describe(self.creator.create(request))
 
     def record(self, terminal_id: str) -> TerminalRecord:
         return self.reader.record(terminal_id)
 
-    def get_terminal(self, terminal_id: str) -> dict[str, Any]:
+    def get_terminal(self, terminal_id: str) -> TerminalJSON:
         return self.describe(self.record(terminal_id))
 
     def answers_from_memory(self, terminal_id: str) -> bool:
         """True when `get_terminal` needs no tmux process (it may run on the event loop)."""
         return self.reader.in_memory(terminal_id)
 
-    def describe(self, record: TerminalRecord) -> dict[str, Any]:
+    def describe(self, record: TerminalRecord) -> TerminalJSON:
         return self.reader.describe(record)
 
     def status(self, record: TerminalRecord) -> TerminalStatus:
@@ -198,7 +198,7 @@ class TerminalService:
     def close(self) -> None:
         """Stop watching and end every event stream; terminals keep running."""
         self.events.close()
-        self.watcher.close()
+        self.watcher.stop()
         self.registry.close()
 
     # -- events ---------------------------------------------------------------------------

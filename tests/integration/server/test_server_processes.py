@@ -77,3 +77,29 @@ def test_processes_that_left_the_session_are_found_by_their_environment(tmp_path
         escaped.kill()
         bystander.kill()
         bystander.wait(timeout=10)
+
+
+_POLITE = """
+import signal, sys, time
+def leave(*_):
+    open(sys.argv[1], "w").write("term")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, leave)
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(600)
+"""
+
+
+def test_a_process_that_leaves_on_term_is_let_go_not_killed(tmp_path: Path) -> None:
+    said = tmp_path / "said"
+    polite = subprocess.Popen([sys.executable, "-c", _POLITE, str(said)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not Path(f"{said}.ready").exists():
+            assert time.monotonic() < deadline, "the process never started"
+            time.sleep(0.02)
+        kill_process_tree(polite.pid, grace_seconds=30)
+        assert polite.wait(timeout=10) == 0  # its own exit, not SIGKILL's -9
+        assert said.read_text() == "term"
+    finally:
+        polite.kill()

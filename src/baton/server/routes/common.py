@@ -38,7 +38,7 @@ class Services:
             sessions=SessionService(terminals),
             controls=TerminalControls(terminals),
             inbox=InboxService(terminals),
-            steps=StepRunner(terminals),
+            steps=StepRunner(terminals, events=terminals.events),
         )
 
 

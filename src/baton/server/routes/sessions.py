@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from baton.server.controls import check_group, check_metadata
 from baton.server.creation import CreateRequest
 from baton.server.routes.common import TERMINAL_ID_PATTERN, ServicesDep
+from baton.wire import SessionJSON, SessionSummaryJSON, TerminalJSON
 
 __all__ = ["CreateBody", "router"]
 
@@ -40,7 +41,7 @@ async def create_terminal(
     caller_id: Annotated[str | None, Query(pattern=TERMINAL_ID_PATTERN)] = None,
     allowed_tools: str | None = None,
     body: CreateBody | None = None,
-) -> dict[str, Any]:
+) -> TerminalJSON:
     """`POST /sessions` (new session) and `POST /sessions/{name}/terminals` (add to one)."""
     body = body or CreateBody()
     return await run_in_threadpool(
@@ -62,19 +63,26 @@ async def create_terminal(
     )
 
 
-router.add_api_route("/sessions", create_terminal, methods=["POST"], status_code=201)
+# `response_model=None`: the wire types are for mypy; the JSON goes out as built.
 router.add_api_route(
-    "/sessions/{session_name}/terminals", create_terminal, methods=["POST"], status_code=201
+    "/sessions", create_terminal, methods=["POST"], status_code=201, response_model=None
+)
+router.add_api_route(
+    "/sessions/{session_name}/terminals",
+    create_terminal,
+    methods=["POST"],
+    status_code=201,
+    response_model=None,
 )
 
 
-@router.get("/sessions")
-def list_sessions(services: ServicesDep) -> list[dict[str, Any]]:
+@router.get("/sessions", response_model=None)
+def list_sessions(services: ServicesDep) -> list[SessionSummaryJSON]:
     return services.sessions.list_sessions()
 
 
-@router.get("/sessions/{session_name}")
-def get_session(services: ServicesDep, session_name: str) -> dict[str, Any]:
+@router.get("/sessions/{session_name}", response_model=None)
+def get_session(services: ServicesDep, session_name: str) -> SessionJSON:
     return services.sessions.get_session(session_name)
 
 
@@ -83,6 +91,6 @@ def delete_session(services: ServicesDep, session_name: str) -> dict[str, Any]:
     return {"success": True, **services.sessions.delete_session(session_name)}
 
 
-@router.get("/sessions/{session_name}/terminals")
-def list_session_terminals(services: ServicesDep, session_name: str) -> list[dict[str, Any]]:
+@router.get("/sessions/{session_name}/terminals", response_model=None)
+def list_session_terminals(services: ServicesDep, session_name: str) -> list[TerminalJSON]:
     return services.sessions.session_terminals(session_name)

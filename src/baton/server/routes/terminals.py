@@ -15,6 +15,7 @@ from baton.errors import BadRequestError
 from baton.server.controls import OUTPUT_RANGE_MAX_LENGTH
 from baton.server.restart import restart_terminal
 from baton.server.routes.common import ServicesDep, TerminalId
+from baton.wire import TerminalJSON
 
 __all__ = ["router"]
 
@@ -118,16 +119,16 @@ def get_working_directory(services: ServicesDep, terminal_id: TerminalId) -> dic
     return {"working_directory": services.controls.working_directory(terminal_id)}
 
 
-@router.patch("/terminals/{terminal_id}/metadata")
+@router.patch("/terminals/{terminal_id}/metadata", response_model=None)
 def set_metadata(
     services: ServicesDep, terminal_id: TerminalId, body: MetadataBody
-) -> dict[str, Any]:
+) -> TerminalJSON:
     services.controls.set_metadata(terminal_id, body.metadata)
     return services.terminals.get_terminal(terminal_id)
 
 
-@router.patch("/terminals/{terminal_id}/group")
-def set_group(services: ServicesDep, terminal_id: TerminalId, body: GroupBody) -> dict[str, Any]:
+@router.patch("/terminals/{terminal_id}/group", response_model=None)
+def set_group(services: ServicesDep, terminal_id: TerminalId, body: GroupBody) -> TerminalJSON:
     services.controls.set_group(terminal_id, body.group)
     return services.terminals.get_terminal(terminal_id)
 
@@ -177,5 +178,6 @@ async def _message_from_body(request: Request) -> str:
             raise BadRequestError("the message body is not valid JSON") from None
         if not isinstance(data, dict) or not isinstance(data.get("message"), str):
             raise BadRequestError('the JSON body must be {"message": "<text>"}')
-        return data["message"]
+        message: str = data["message"]
+        return message
     return text
