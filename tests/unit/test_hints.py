@@ -11,8 +11,8 @@ import pytest
 
 from baton.errors import ApiHttpError, ApiUnreachableError, ConfigError, RunInterrupted
 from baton.hints import RunCommand, baton_command, baton_executable
-from baton.orchestrator.loop import resumable
 from baton.orchestrator.state import RunState, load_state, resume_command, save_state
+from baton.orchestrator.stop_lines import resumable, stopped_line
 
 
 def _script(directory: Path) -> Path:
@@ -122,21 +122,13 @@ def test_only_errors_a_resume_can_get_past_are_resumable() -> None:
 
 def test_the_stopped_line_resumes_only_what_a_resume_can_fix(tmp_path: Path) -> None:
     from baton.errors import BudgetExhausted
-    from baton.orchestrator.client import ApiClient
-    from baton.orchestrator.config import Settings
-    from baton.orchestrator.loop import Orchestrator
-    from baton.orchestrator.runlog import RunLog
 
-    settings = Settings(wd=tmp_path, notify_desktop=False)
-    with ApiClient("http://127.0.0.1:9") as api:
-        orchestrator = Orchestrator(settings, api, RunLog())
+    path = tmp_path / "state.json"
     state = RunState(command=RunCommand(("run",), str(tmp_path), {}))
-    assert "; resume with: cd " in orchestrator._stopped_line(state)
-    orchestrator.stopped_by = BudgetExhausted("spent", budget="MAX_TOKENS", limit=1, spent=2)
-    assert "; raise MAX_TOKENS, then resume with: cd " in orchestrator._stopped_line(state)
-    orchestrator.stopped_by = ConfigError("bad")
-    line = orchestrator._stopped_line(state)
+    assert "; resume with: cd " in stopped_line(state, path, RunInterrupted(2))
+    exhausted = BudgetExhausted("spent", budget="MAX_TOKENS", limit=1, spent=2)
+    assert "; raise MAX_TOKENS, then resume with: cd " in stopped_line(state, path, exhausted)
+    line = stopped_line(state, path, ConfigError("bad"))
     assert line.endswith("; fix the error below before running again")
-    orchestrator.stopped_by = RunInterrupted(2)
-    orchestrator.not_resumable = "its agents end with the demo"
-    assert orchestrator._stopped_line(state).endswith("; its agents end with the demo")
+    demo = stopped_line(state, path, RunInterrupted(2), "its agents end with the demo")
+    assert demo.endswith("; its agents end with the demo")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from baton.errors import ApiHttpError, BatonError, BudgetExhausted, ConfigError, StateFileError
+from baton.errors import BatonError, BudgetExhausted, StateFileError
 from baton.gitinfo import git_head
 from baton.hints import RunCommand, baton_command
 from baton.orchestrator.archive import Archive
@@ -44,33 +44,17 @@ from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import (
     FinalStatus,
     RunState,
-    load_state,
     remove_stale_temp_files,
-    resume_command,
     save_state,
 )
+from baton.orchestrator.stop_lines import stopped_line, unsaved_note
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
 
-__all__ = ["Orchestrator", "resumable", "run_orchestrator"]
-
-# API answers a resume cannot change: the request itself is wrong (a profile or provider
-# the server does not know, a refused token).
-_USAGE_STATUSES = frozenset({400, 401, 403, 422})
-
-
-def resumable(error: BaseException | None) -> bool:
-    """Whether running the same command again can get past what stopped the run.
-
-    Interruptions (signals, a budget, an unreachable server, an agent that failed its
-    turn) are; a configuration or usage error is not until the user changes something.
-    """
-    if isinstance(error, ConfigError):
-        return False
-    return not (isinstance(error, ApiHttpError) and error.status_code in _USAGE_STATUSES)
+__all__ = ["Orchestrator", "run_orchestrator"]
 
 
 def run_orchestrator(
@@ -96,21 +80,25 @@ def run_orchestrator(
         token=settings.token,
         outage_seconds=settings.server_outage_seconds,
     ) as api:
-        orchestrator = Orchestrator(settings, api, log, command=command)
-        orchestrator.not_resumable = not_resumable
-        return orchestrator.run()
+        return Orchestrator(settings, api, log, command=command, not_resumable=not_resumable).run()
 
 
 class Orchestrator:
     """One run: its settings, API client, state, handoff and signal guard."""
 
     def __init__(
-        self, settings: Settings, api: ApiClient, log: RunLog, *, command: RunCommand | None = None
+        self,
+        settings: Settings,
+        api: ApiClient,
+        log: RunLog,
+        *,
+        command: RunCommand | None = None,
+        not_resumable: str | None = None,
     ) -> None:
         self.settings = settings
         self.command = command
         self.stopped_by: BaseException | None = None  # the error that ended the run, if any
-        self.not_resumable: str | None = None  # why no command can resume it (the demo)
+        self.not_resumable = not_resumable  # why no command can resume it (the demo)
         self.api = api
         self.log = log
         self.signals = SignalGuard()
@@ -375,32 +363,6 @@ class Orchestrator:
         )
         return 0 if state.final_status == FinalStatus.PASS else 1
 
-    def _unsaved_note(self, error: StateFileError) -> str:
-        """What a failed last save leaves: the earlier saved state, intact, or nothing."""
-        try:
-            kept = load_state(self.state_path)
-        except StateFileError:
-            return f"{error}; no earlier state was saved, so there is nothing to resume"
-        return (
-            f"{error}; the last saved state (round {kept.current_round}, phase "
-            f"{kept.current_phase}, saved {kept.updated_at or 'earlier'}) is intact: once "
-            f"{self.state_path.parent} can be written again, resume with: "
-            f"{resume_command(kept, self.state_path)}"
-        )
-
-    def _stopped_line(self, state: RunState) -> str:
-        """Where an unfinished run stopped, and the command that resumes it when one can."""
-        where = f"round {state.current_round}, phase {state.current_phase}"
-        saved = f"state saved to {self.state_path} ({where})"
-        if self.not_resumable:
-            return f"{saved}; {self.not_resumable}"
-        if not resumable(self.stopped_by):
-            return f"{saved}; fix the error below before running again"
-        command = resume_command(state, self.state_path)
-        if isinstance(self.stopped_by, BudgetExhausted):
-            return f"{saved}; raise {self.stopped_by.budget}, then resume with: {command}"
-        return f"{saved}; resume with: {command}"
-
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked.
 
@@ -434,9 +396,11 @@ class Orchestrator:
             except StateFileError as error:
                 self.log.warning(str(error))
         if unsaved is not None:
-            self.log.warning(self._unsaved_note(unsaved))
+            self.log.warning(unsaved_note(unsaved, self.state_path))
         elif self.state.final_status == FinalStatus.RUNNING:
-            self.log.info(self._stopped_line(self.state))
+            self.log.info(
+                stopped_line(self.state, self.state_path, self.stopped_by, self.not_resumable)
+            )
         else:
             self.log.info(
                 f"finished with {self.state.final_status} in round {self.state.current_round}; "
