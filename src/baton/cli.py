@@ -26,10 +26,23 @@ def cli() -> None:
 
 
 @cli.command(context_settings={"max_content_width": 100})
-@click.argument("config", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("argument", required=False, metavar="[CONFIG.json | PROMPT_FILE | REQUEST]")
+@click.option(
+    "--test",
+    "test_command",
+    default=None,
+    metavar="CMD",
+    help="The scenario test of a REQUEST in words: the command that passes once it is done "
+    "(also the project test command unless PROJECT_TEST_CMD is set).",
+)
 @setting_options
-def run(config: Path | None, **options: Any) -> None:
+def run(argument: str | None, test_command: str | None, **options: Any) -> None:
     """Run the analyst → review → programmer → review → tester loop.
+
+    The argument is an existing JSON config file (*.json), an existing prompt file (any
+    other file), or the feature request in words: `baton run "Add a --json flag to the
+    export command" --test "pytest -q tests/test_export.py"`. `baton new` writes a prompt
+    template to fill in instead.
 
     Every setting is an option, an environment variable (API, PROVIDER, WD, PROMPT,
     PROMPT_FILE, MAX_ROUNDS, …) and a key of the optional JSON CONFIG file; an option
@@ -38,13 +51,37 @@ def run(config: Path | None, **options: Any) -> None:
 
     def action() -> int:
         # Imported here, inside the error mapping: Ctrl-C while they load is one line too.
-        from baton.orchestrator.config import load_settings
+        from baton.hints import RunCommand
+        from baton.orchestrator.config import SETTING_KEYS, load_settings
         from baton.orchestrator.loop import run_orchestrator
+        from baton.orchestrator.request import run_inputs
         from baton.private import hide_process_from_same_user
 
         if os.environ.get("BATON_TOKEN"):
             hide_process_from_same_user()  # the agents must not read it from /proc
-        return run_orchestrator(load_settings(config, os.environ, options))
+        config, chosen = run_inputs(argument, test_command, options, os.environ)
+        command = RunCommand.current([key.env for key in SETTING_KEYS], os.environ)
+        return run_orchestrator(load_settings(config, os.environ, chosen), command=command)
+
+    sys.exit(exit_code_for(action))
+
+
+@cli.command()
+@click.argument(
+    "path", required=False, default="feature.md", type=click.Path(path_type=Path, dir_okay=False)
+)
+def new(path: Path) -> None:
+    """Write a commented prompt template to PATH (default feature.md); never overwrites.
+
+    Fill in its three parts, then `baton run PATH`.
+    """
+    from baton.hints import baton_command
+    from baton.orchestrator.request import write_template
+
+    def action() -> int:
+        written = write_template(path)
+        click.echo(f"wrote {written}; fill it in, then run: {baton_command('run', written)}")
+        return 0
 
     sys.exit(exit_code_for(action))
 

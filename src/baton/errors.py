@@ -2,6 +2,7 @@
 
     BatonError                      base of everything below
     ├── ConfigError                 a bad env var, JSON config or prompt (names the key)
+    │   └── PromptError             a prompt without its two sections (carries an example)
     ├── StateFileError              a state file that cannot be read, written or resumed
     │   └── RunLockedError          another `baton run` is driving that state file now
     ├── RunInterrupted              SIGINT/SIGTERM arrived; carries the signal number
@@ -65,6 +66,7 @@ __all__ = [
     "MissingResponseError",
     "NotFoundError",
     "NotWaitingError",
+    "PromptError",
     "ReportError",
     "RunInterrupted",
     "RunLockedError",
@@ -84,6 +86,14 @@ class BatonError(Exception):
 
 class ConfigError(BatonError):
     """A configuration value, config file or prompt is unusable."""
+
+
+class PromptError(ConfigError):
+    """The run's prompt is missing or lacks a section; `example` shows what is expected."""
+
+    def __init__(self, message: str, example: str) -> None:
+        super().__init__(message)
+        self.example = example
 
 
 class StateFileError(BatonError):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import click
 
-from baton.errors import BatonError, BudgetExhausted, RunInterrupted
+from baton.errors import BatonError, BudgetExhausted, PromptError, RunInterrupted
 
 __all__ = ["EXIT_FAILURE", "EXIT_INTERRUPTED", "exit_code_for"]
 
@@ -31,6 +31,10 @@ def exit_code_for(action: Callable[[], int]) -> int:
         return 128 + interrupted.signum
     except BudgetExhausted as exhausted:
         click.echo(f"baton: {exhausted}", err=True)
+        return EXIT_FAILURE
+    except PromptError as error:  # one line, then what a prompt looks like
+        click.echo(f"baton: error: {error}", err=True)
+        click.echo(error.example, err=True)
         return EXIT_FAILURE
     except BatonError as error:
         click.echo(f"baton: error: {error}", err=True)

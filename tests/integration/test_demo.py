@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.integration.orchestrator.test_resume_hints import fresh_shell
 
 pytestmark = pytest.mark.tmux
 
@@ -26,6 +27,13 @@ def _demo(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _row(stderr: str, label: str) -> str:
+    """The value of a row of the demo's "Where to look" table."""
+    found = re.search(rf"^  {re.escape(label)} +(.+)$", stderr, re.M)
+    assert found, stderr
+    return found.group(1)
+
+
 def _socket_of(stderr: str) -> Path:
     found = re.search(r"tmux -S (\S+) attach", stderr)
     assert found, stderr
@@ -39,6 +47,13 @@ def test_demo_fixes_the_sample_project_in_two_rounds_and_cleans_up(tmp_path: Pat
     assert "round 1/8 · tester phase: RESULT: FAIL" in completed.stderr
     assert "round 2/8 · tester phase: RESULT: PASS" in completed.stderr
     assert "Where to look:" in completed.stderr
+    # The commands it prints work as printed, in a fresh shell in another directory.
+    status = fresh_shell(_row(completed.stderr, "where it stands"))
+    assert status.returncode == 0, status.stderr
+    assert "PASS" in status.stdout
+    report = fresh_shell(_row(completed.stderr, "the report"))
+    assert report.returncode == 0, report.stderr
+    assert "report: " in report.stdout
     tester_answers = sorted(project.glob(".tmp/2*/*-tester.md"))
     assert [p.read_text().splitlines()[0] for p in tester_answers] == [
         "RESULT: FAIL",
@@ -105,6 +120,9 @@ def test_demo_batch_fixes_three_features_in_parallel_each_on_its_branch(tmp_path
             check=False,
         )
         assert test.returncode == 0
+    listed = fresh_shell(_row(completed.stderr, "the batch"))
+    assert listed.returncode == 0, listed.stderr
+    assert "clamp" in listed.stdout and "PASS" in listed.stdout
     socket = re.search(r"tmux -S (\S+)\)", completed.stderr)
     assert socket, completed.stderr
     assert not Path(socket.group(1)).parent.exists()  # the batch's server and tmux are gone

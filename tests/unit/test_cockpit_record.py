@@ -128,6 +128,7 @@ def test_attach_to_a_remote_server_is_one_line(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from baton.cli import cli
+    from baton.hints import baton_command
     from baton.orchestrator.state import save_state
 
     state_path = tmp_path / "state.json"
@@ -135,10 +136,11 @@ def test_attach_to_a_remote_server_is_one_line(tmp_path: Path) -> None:
         RunState(api="http://build-box.internal:9889", terminals={"tester": "e5e5e5e5"}), state_path
     )
     result = CliRunner().invoke(cli, ["attach", "tester", "--state-file", str(state_path)])
+    watch = baton_command("watch", state_path)  # the state file named, from any directory
     assert result.exit_code == 1
     assert result.output.strip() == (
         "baton: error: the server http://build-box.internal:9889 is on another machine; "
-        "attach on that machine, or follow the agents here with `baton watch`"
+        f"attach on that machine, or follow the agents here with `{watch}`"
     )
     result = CliRunner().invoke(cli, ["attach", "analyst", "--state-file", str(state_path)])
     assert result.exit_code == 1

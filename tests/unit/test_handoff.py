@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from baton.errors import AgentErrorStatus, HandoffTimeout, MissingResponseError
+from baton.hints import baton_command
 from baton.orchestrator.archive import Archive
 from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.handoff_pace import HandoffTimings
@@ -391,10 +392,11 @@ def test_status_changes_reach_the_hook_and_resuming_after_a_wait_is_logged(
         ("programmer", "t1", "completed", "processing"),
     ]
     text = log.getvalue()
+    baton = baton_command()  # the executable as this shell runs it
     assert (
-        "answer it with `baton answer programmer TEXT --state-file /runs/state.json` "
+        f"answer it with `{baton} answer programmer TEXT --state-file /runs/state.json` "
         "(a menu wants `--key KEY` instead of TEXT) or "
-        "`baton attach programmer --state-file /runs/state.json`"
+        f"`{baton} attach programmer --state-file /runs/state.json`"
     ) in text
     assert "programmer (terminal t1) resumed after waiting 4s for an answer; now processing" in (
         text

@@ -103,3 +103,20 @@ def test_a_running_round_names_where_its_feedback_came_from(tmp_path: Path) -> N
     out = io.StringIO()
     show_status(path, {}, out=out, live=False)
     assert "feedback:   RESULT: FAIL … (from round 1's tester)" in out.getvalue()
+
+
+def test_a_stopped_run_says_how_to_resume_it_and_a_finished_one_does_not(tmp_path: Path) -> None:
+    from baton.hints import RunCommand
+
+    path = tmp_path / "state.json"
+    command = RunCommand(("run", "loop.json"), "/src/app", {"API": "http://127.0.0.1:9"})
+    save_state(RunState(api="http://127.0.0.1:9", wd="/w", command=command), path)
+    out = io.StringIO()
+    show_status(path, {}, out=out, live=False)
+    assert "driver:     none" in out.getvalue()
+    assert "resume:     cd /src/app && API=http://127.0.0.1:9 " in out.getvalue()
+    assert out.getvalue().splitlines()[3].endswith(" run loop.json")
+    save_state(RunState(wd="/w", final_status="PASS", command=command), path)
+    out = io.StringIO()
+    show_status(path, {}, out=out, live=False)
+    assert "resume:" not in out.getvalue()

@@ -22,6 +22,7 @@ from baton.batch.runner import (
 )
 from baton.batch.worktrees import Repository, is_merged, remove_worktree
 from baton.errors import ConfigError, RunLockedError
+from baton.hints import baton_command
 from baton.orchestrator.driver_lock import current_driver
 from baton.orchestrator.runlog import RunLog
 
@@ -31,7 +32,10 @@ __all__ = ["clean_batch", "load_batch", "request", "resume_batch", "run_batch"]
 def load_batch(repo: Repository, batch_id: str) -> tuple[Ledger, BatchRecord]:
     ledger = Ledger(ledger_path(repo, batch_id))
     if not ledger.exists():
-        raise ConfigError(f"no batch {batch_id!r} in {repo.root} (see: baton batch status)")
+        raise ConfigError(
+            f"no batch {batch_id!r} in {repo.root} "
+            f"(see: {baton_command('batch', 'status', '--repo', repo.root)})"
+        )
     return ledger, ledger.load()
 
 
@@ -107,7 +111,8 @@ def request(repo: Repository, batch_id: str, action: str, feature: str | None) -
             close_session_of(Path(batch.feature(name).state_file), batch.api, token)
     names = ", ".join(changed) or "nothing to change"
     if action == "retry":
-        return f"batch {batch_id}: {names} queued again; run: baton batch resume {batch_id}"
+        resume = baton_command("batch", "resume", batch_id, "--repo", repo.root)
+        return f"batch {batch_id}: {names} queued again; run: {resume}"
     return f"batch {batch_id}: cancelled {names}"
 
 

@@ -35,6 +35,7 @@ from baton.batch.schedule import to_start
 from baton.batch.server import BatchServer, announce_batch
 from baton.batch.worktrees import Repository
 from baton.errors import RunLockedError
+from baton.hints import baton_command
 from baton.orchestrator.driver_lock import DriverLock, current_driver
 from baton.orchestrator.runlog import RunLog
 
@@ -71,11 +72,12 @@ def batch_lock(path: Path) -> Iterator[DriverLock]:
     try:
         lock.acquire()
     except RunLockedError:
+        repo_root = path.parent.parent.parent.parent  # <repo>/.baton/batches/<id>/batch.json
         holder = current_driver(path)
         who = holder.describe() if holder else "another process"
         raise RunLockedError(
             f"batch {path.parent.name} is already being run ({who}); "
-            f"see: baton batch status {path.parent.name}"
+            f"see: {baton_command('batch', 'status', path.parent.name, '--repo', repo_root)}"
         ) from None
     try:
         yield lock

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 
 from baton.cockpit.record import role_from_name
 from baton.errors import ApiHttpError, AttachError, CockpitError
+from baton.hints import baton_command
 from baton.orchestrator.client import ApiClient
 from baton.orchestrator.state import RunState, load_state
 from baton.roles import ROLES, Role
@@ -36,6 +38,7 @@ class Agent:
     state: RunState
     role: Role
     terminal_id: str
+    state_path: Path | None = None
 
     @property
     def who(self) -> str:
@@ -53,7 +56,7 @@ def find_agent(state_path: Path, role_name: str) -> Agent:
         raise CockpitError(f"the run in {state_path} has no terminal for {role.terminal_key}")
     if not state.api:
         raise CockpitError(f"the state file {state_path} names no API")
-    return Agent(state=state, role=role, terminal_id=terminal_id)
+    return Agent(state=state, role=role, terminal_id=terminal_id, state_path=state_path)
 
 
 def _client(agent: Agent, environ: Mapping[str, str]) -> ApiClient:
@@ -67,8 +70,13 @@ def answer_agent(
     environ: Mapping[str, str],
     *,
     force: bool = False,
+    settle_seconds: float = 3.0,
 ) -> str:
-    """Type `text` (submitted) then press `keys` in order; the line that says what was done."""
+    """Type `text` (submitted) then press `keys` in order; the line that says what was done.
+
+    An answered agent takes a moment to leave its dialog, so the status is read again for
+    up to `settle_seconds` while it still shows the question.
+    """
     if not text and not keys:
         raise CockpitError("nothing to send: give TEXT and/or --key KEY")
     with _client(agent, environ) as api:
@@ -90,16 +98,37 @@ def answer_agent(
                 ):
                     raise CockpitError(
                         f"the server at {agent.state.api} has no key route (not baton serve?); "
-                        f"press {key!r} yourself after `baton attach {agent.role.terminal_key}`"
+                        f"press {key!r} yourself after `{_attach_hint(agent)}`"
                     ) from None
                 raise
         after = api.get_status(agent.terminal_id)
-    sent = []
+        deadline = time.monotonic() + settle_seconds
+        while after == TerminalStatus.WAITING_USER_ANSWER and time.monotonic() < deadline:
+            time.sleep(0.2)
+            after = api.get_status(agent.terminal_id)
+    return describe_answer(agent, text, keys, after)
+
+
+def describe_answer(agent: Agent, text: str | None, keys: Sequence[str], after: str) -> str:
+    """What `answer` did and what the agent does now, in words (not a status code)."""
+    done = []
     if text:
-        sent.append(f"{len(text)} characters")
+        done.append(f"typed {len(text)} characters")
     if keys:
-        sent.append("keys " + " ".join(keys))
-    return f"sent {' and '.join(sent)} to {agent.who}; it was {before}, now {after}"
+        done.append("pressed " + " ".join(keys))
+    what = f"{' and '.join(done)} in {agent.who}"
+    if after == TerminalStatus.WAITING_USER_ANSWER:
+        return f"{what}; the agent is still showing a question (look: {_attach_hint(agent)})"
+    if after == TerminalStatus.PROCESSING:
+        return f"{what}; answered, the agent is working"
+    if after == TerminalStatus.ERROR:
+        return f"{what}; the agent reports an error (look: {_attach_hint(agent)})"
+    return f"{what}; the agent is at rest ({after})"
+
+
+def _attach_hint(agent: Agent) -> str:
+    where: tuple[str | Path, ...] = ("--state-file", agent.state_path) if agent.state_path else ()
+    return baton_command("attach", agent.role.terminal_key, *where)
 
 
 def attach_command(agent: Agent, environ: Mapping[str, str]) -> list[str]:
@@ -112,7 +141,7 @@ def attach_command(agent: Agent, environ: Mapping[str, str]) -> list[str]:
     if host not in _LOCAL_HOSTS:
         raise AttachError(
             f"the server {agent.state.api} is on another machine; attach on that machine, "
-            "or follow the agents here with `baton watch`"
+            f"or follow the agents here with `{_watch_hint(agent)}`"
         )
     if shutil.which("tmux") is None:
         raise AttachError("tmux is not installed on this machine")
@@ -164,3 +193,7 @@ def exec_attach(command: list[str], environ: Mapping[str, str]) -> None:
     """Replace this process with tmux (outside any tmux client's variables: a nested attach)."""
     env = {key: value for key, value in environ.items() if key not in ("TMUX", "TMUX_PANE")}
     os.execvpe(command[0], command, env)
+
+
+def _watch_hint(agent: Agent) -> str:
+    return baton_command("watch", *([agent.state_path] if agent.state_path else []))

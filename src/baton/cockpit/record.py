@@ -74,19 +74,37 @@ class TokenUsage:
     cached_input_tokens: int = 0
     cost_usd: float | None = None
     models: set[str] = field(default_factory=set)
+    unpriced: set[str] = field(default_factory=set)  # models whose tokens have no price
 
     @property
     def total(self) -> int:
         return self.input_tokens + self.output_tokens
+
+    def cost_text(self, digits: int = 4, *, short: bool = False) -> str | None:
+        """The cost as shown: `$0.1234`, with `+` and the unpriced models when partial.
+
+        None when no turn was priced at all (nothing to show but tokens).
+        """
+        if self.cost_usd is None and not self.unpriced:
+            return None
+        amount = f"${self.cost_usd or 0.0:.{digits}f}"
+        if not self.unpriced:
+            return amount
+        if short:
+            return f"{amount}+"
+        models = ", ".join(sorted(self.unpriced))
+        return f"{amount}+ (partial: no price for {models})"
 
     def add(self, event: Mapping[str, Any]) -> None:
         self.input_tokens += _int(event.get("input_tokens")) or 0
         self.output_tokens += _int(event.get("output_tokens")) or 0
         self.cached_input_tokens += _int(event.get("cached_input_tokens")) or 0
         cost = _float(event.get("cost_usd"))
+        model = _str(event.get("model"))
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
-        model = _str(event.get("model"))
+        elif (_int(event.get("input_tokens")) or 0) + (_int(event.get("output_tokens")) or 0):
+            self.unpriced.add(model or "(unnamed)")
         if model:
             self.models.add(model)
 
@@ -97,6 +115,7 @@ class TokenUsage:
         if other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
         self.models |= other.models
+        self.unpriced |= other.unpriced
 
 
 @dataclass

@@ -16,7 +16,7 @@ from baton.cockpit.live import ServerProbe
 from baton.cockpit.record import RunRecord, load_run
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
 from baton.orchestrator.driver_lock import current_driver
-from baton.orchestrator.state import NO_FEEDBACK, FinalStatus, Phase, RunState
+from baton.orchestrator.state import NO_FEEDBACK, FinalStatus, Phase, RunState, resume_command
 from baton.roles import ROLES
 
 __all__ = [
@@ -89,6 +89,13 @@ def format_status(
         f"state file: {path}",
         f"status:     {_headline(state)}",
         *([f"driver:     {driver}"] if driver else []),
+        *(
+            [f"resume:     {resume_command(state, path)}"]
+            if state.final_status == FinalStatus.RUNNING
+            and state.current_phase != Phase.DONE
+            and driver.startswith("none")
+            else []
+        ),
         f"updated:    {state.updated_at or 'unknown'}",
         f"api:        {state.api or 'unknown'} (provider {state.provider or 'unknown'})",
         f"wd:         {state.wd or 'unknown'}",
@@ -122,7 +129,7 @@ def format_status(
         lines.append(f"reviews:    {len(record.gates)} cycles judged, {approved} approved")
     if record.tokens:
         total = record.total_tokens()
-        cost = f", ${total.cost_usd:.4f}" if total.cost_usd is not None else ""
+        cost = f", {text}" if (text := total.cost_text()) else ""
         lines.append(f"tokens:     {total.input_tokens:,} in, {total.output_tokens:,} out{cost}")
     if live is not None:
         lines.append("agents:" + (f"     ({server_note})" if server_note else ""))

@@ -14,7 +14,6 @@ working area (`screen_area.py`), not its composer and footer.
 from __future__ import annotations
 
 import re
-import shlex
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -33,6 +32,7 @@ from baton.cockpit.live import ServerProbe
 from baton.cockpit.record import AgentRow, RunRecord, Turn, describe_event, load_run
 from baton.cockpit.screen_area import working_area
 from baton.errors import StateFileError
+from baton.hints import baton_command
 from baton.orchestrator.runlog import format_duration
 from baton.roles import ROLES
 
@@ -166,7 +166,7 @@ class Watcher:
         header = Text.assemble(("baton watch ", "bold"), (where, _outcome_style(state)))
         if record.tokens:
             total = record.total_tokens()
-            cost = f", ${total.cost_usd:.4f}" if total.cost_usd is not None else ""
+            cost = f", {text}" if (text := total.cost_text()) else ""
             header.append(f" · tokens {total.total:,}{cost}")
         if self.probe is None or self.probe.problem:
             reason = self.probe.problem if self.probe else "no API in the state"
@@ -249,13 +249,13 @@ class Watcher:
 
     def _footer(self, record: RunRecord, row: AgentRow) -> Text:
         key = row.role.terminal_key
-        where = shlex.quote(str(self.state_path))
+        where = ("--state-file", self.state_path)
         live = self.live.get(row.terminal_id)
         footer = Text(f"{KEY_HINTS}\n", style="bold", no_wrap=True, overflow="ellipsis")
-        footer.append(f"attach: baton attach {key} --state-file {where}")
+        footer.append(f"attach: {baton_command('attach', key, *where)}")
         if live and live.window and not self.narrow:
             footer.append(f"   (tmux window {printable(live.window)})", "dim")
-        footer.append(f"\nanswer: baton answer {key} TEXT --state-file {where}")
+        footer.append(f"\nanswer: {baton_command('answer', key, 'TEXT', *where)}")
         return footer
 
 
@@ -272,7 +272,7 @@ def _tokens_cell(row: AgentRow, *, cost: bool = True) -> str:
         return "-"
     if not cost:
         return f"{row.tokens.total:,}"
-    dollars = f" ${row.tokens.cost_usd:.3f}" if row.tokens.cost_usd is not None else ""
+    dollars = f" {text}" if (text := row.tokens.cost_text(3, short=True)) else ""
     return f"{row.tokens.total:,}{dollars}"
 
 

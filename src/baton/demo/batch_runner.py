@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from baton.demo.sample_batch import write_batch_sample
+from baton.hints import baton_command
 
 __all__ = ["run_batch_demo"]
 
@@ -37,7 +38,7 @@ def run_batch_demo(directory: Path | None = None) -> int:
     print(
         "\nWhere to look:\n"
         f"  the repository   {sample.repo}  (branches: git -C {sample.repo} branch)\n"
-        f"  the batch        baton batch status demo --repo {sample.repo}\n"
+        f"  the batch        {baton_command('batch', 'status', 'demo', '--repo', sample.repo)}\n"
         f"  the worktrees    {sample.repo / '.baton' / 'worktrees' / 'demo'}",
         file=sys.stderr,
         flush=True,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from baton.demo.sample import SampleProject, write_sample_project
 from baton.errors import ConfigError
+from baton.hints import baton_command
 from baton.orchestrator.config import Settings
 from baton.orchestrator.loop import run_orchestrator
 from baton.orchestrator.runlog import RunLog
@@ -57,7 +58,12 @@ def run_demo(directory: Path | None = None, *, keep: bool = False) -> int:
                 idle_grace_seconds=10,
                 response_timeout=300,
             )
-            exit_code = run_orchestrator(settings, log=log)
+            exit_code = run_orchestrator(
+                settings,
+                log=log,
+                not_resumable="its agents end with the demo; to see it again run: "
+                + baton_command("demo"),
+            )
     finally:
         if not keep:
             shutil.rmtree(socket_dir, ignore_errors=True)
@@ -86,7 +92,9 @@ def _print_where_to_look(
     archives = sorted(path for path in (project.root / ".tmp").glob("2*") if path.is_dir())
     rows = [
         ("project", str(project.root)),
-        ("state file", f"{settings.state_path}  (see: baton status {_q(settings.state_path)})"),
+        ("state file", str(settings.state_path)),
+        ("where it stands", baton_command("status", settings.state_path)),
+        ("the report", baton_command("report", settings.state_path)),
         ("every answer", str(archives[-1]) if archives else "(none)"),
         ("the fix", str(project.root / "stats" / "median.py")),
         ("run the tests", f"cd {_q(project.root)} && {project.test_command}"),

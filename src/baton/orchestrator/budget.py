@@ -2,7 +2,7 @@
 
 Checked before each new prompt is sent, never in the middle of a turn, so the answer
 the agents were working on is kept and the state stays RUNNING: raise the budget and
-run `baton run` again to continue where it stopped.
+resume the run (`baton run` prints the command) to continue where it stopped.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Budget:
         if self.max_tokens is not None and spent.tokens >= self.max_tokens:
             raise BudgetExhausted(
                 f"budget MAX_TOKENS={self.max_tokens} reached: the agents used "
-                f"{spent.tokens} tokens; raise it and run `baton run` again to continue",
+                f"{spent.tokens} tokens; raise it and resume the run to continue",
                 budget="MAX_TOKENS",
                 limit=self.max_tokens,
                 spent=spent.tokens,
@@ -39,7 +39,7 @@ class Budget:
         if self.max_cost_usd is not None and spent.cost_usd >= self.max_cost_usd:
             raise BudgetExhausted(
                 f"budget MAX_COST_USD={self.max_cost_usd:g} reached: the agents used "
-                f"${spent.cost_usd:.4f}; raise it and run `baton run` again to continue",
+                f"${spent.cost_usd:.4f}; raise it and resume the run to continue",
                 budget="MAX_COST_USD",
                 limit=self.max_cost_usd,
                 spent=round(spent.cost_usd, 6),

@@ -18,7 +18,6 @@ import contextlib
 import fcntl
 import json
 import os
-import shlex
 import socket
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 
 from baton.errors import RunLockedError
+from baton.hints import baton_command
 from baton.private import private_dir
 
 __all__ = ["DriverLock", "DriverRecord", "current_driver", "lock_path_for"]
@@ -105,7 +105,7 @@ class DriverLock:
                 who = holder.describe() if holder else "a process that left no record"
                 raise RunLockedError(
                     f"another baton run ({who}) is driving {self.state_path}; "
-                    f"watch it with: baton watch {_quoted(self.state_path)}"
+                    f"watch it with: {baton_command('watch', self.state_path)}"
                 )
             self.taken_over = DriverRecord.parse(_read(fd))
             _write(fd, json.dumps(asdict(DriverRecord.for_this_process())))
@@ -183,7 +183,3 @@ def _write(fd: int, text: str) -> None:
     os.write(fd, text.encode("utf-8"))
     with contextlib.suppress(OSError):
         os.fsync(fd)
-
-
-def _quoted(path: Path) -> str:
-    return shlex.quote(str(path))

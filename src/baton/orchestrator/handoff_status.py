@@ -7,10 +7,10 @@ and so is the agent resuming after it.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+from baton.hints import baton_command
 from baton.orchestrator.runlog import RunLog, format_duration
 from baton.roles import Role
 from baton.status import TerminalStatus
@@ -24,10 +24,10 @@ StatusHook = Callable[[Role, str, str, str | None], None]
 def waiting_hint(role: Role, state_file: Path | None = None) -> str:
     """The exact commands that answer or show a waiting agent (logged and in the event)."""
     key = role.terminal_key
-    where = f" --state-file {shlex.quote(str(state_file))}" if state_file is not None else ""
+    where: tuple[str | Path, ...] = ("--state-file", state_file) if state_file else ()
     return (
-        f"`baton answer {key} TEXT{where}` (a menu wants `--key KEY` instead of TEXT) "
-        f"or `baton attach {key}{where}`"
+        f"`{baton_command('answer', key, 'TEXT', *where)}` (a menu wants `--key KEY` "
+        f"instead of TEXT) or `{baton_command('attach', key, *where)}`"
     )
 
 

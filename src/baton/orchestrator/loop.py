@@ -13,12 +13,12 @@ itself, completes or repairs the team (`repair_team`) and goes on.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 
 from baton.errors import BatonError, BudgetExhausted, StateFileError
 from baton.gitinfo import git_head
+from baton.hints import RunCommand, baton_command
 from baton.orchestrator.archive import Archive
 from baton.orchestrator.budget import Budget
 from baton.orchestrator.client import ApiClient
@@ -44,10 +44,10 @@ from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import (
     FinalStatus,
     RunState,
-    load_state,
     remove_stale_temp_files,
     save_state,
 )
+from baton.orchestrator.stop_lines import stopped_line, unsaved_note
 from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
@@ -57,11 +57,20 @@ from baton.status import TerminalStatus
 __all__ = ["Orchestrator", "run_orchestrator"]
 
 
-def run_orchestrator(settings: Settings, *, log: RunLog | None = None) -> int:
+def run_orchestrator(
+    settings: Settings,
+    *,
+    log: RunLog | None = None,
+    command: RunCommand | None = None,
+    not_resumable: str | None = None,
+) -> int:
     """Run the loop to the end: 0 on PASS, 1 on FAIL; BatonError on a fatal problem.
 
     SIGINT/SIGTERM raise `RunInterrupted` after the state is saved. Call it from the main
-    thread to get signal handling (`baton run` and `baton demo` do).
+    thread to get signal handling (`baton run` and `baton demo` do). `command` is how the
+    run was started, kept in the state file for the resume hint; `not_resumable` says
+    why a stopped run cannot be resumed at all (the demo's server ends with it), printed
+    instead of the hint.
     """
     log = log or RunLog()
     with ApiClient(
@@ -71,14 +80,25 @@ def run_orchestrator(settings: Settings, *, log: RunLog | None = None) -> int:
         token=settings.token,
         outage_seconds=settings.server_outage_seconds,
     ) as api:
-        return Orchestrator(settings, api, log).run()
+        return Orchestrator(settings, api, log, command=command, not_resumable=not_resumable).run()
 
 
 class Orchestrator:
     """One run: its settings, API client, state, handoff and signal guard."""
 
-    def __init__(self, settings: Settings, api: ApiClient, log: RunLog) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        api: ApiClient,
+        log: RunLog,
+        *,
+        command: RunCommand | None = None,
+        not_resumable: str | None = None,
+    ) -> None:
         self.settings = settings
+        self.command = command
+        self.stopped_by: BaseException | None = None  # the error that ended the run, if any
+        self.not_resumable = not_resumable  # why no command can resume it (the demo)
         self.api = api
         self.log = log
         self.signals = SignalGuard()
@@ -99,9 +119,11 @@ class Orchestrator:
             self._take_driver_lock()
             try:
                 return self._run()
-            except BudgetExhausted:
+            except BudgetExhausted as exhausted:
+                self.stopped_by = exhausted
                 raise  # recorded as a `budget` event; not an error of the run
             except BatonError as error:
+                self.stopped_by = error
                 self.events.emit(EventKind.ERROR, error=type(error).__name__, message=str(error))
                 raise
             finally:
@@ -143,6 +165,8 @@ class Orchestrator:
         check_before_start(self.settings, self.api)
         state.archive_dir = str(archive.directory)
         state.exit_complete = False
+        if state.command is None:  # a new run, or a file written before commands were kept
+            state.command = self.command
         self.events = RunEvents(archive.directory, listeners=self.events.listeners)
         self.notifier.context["run"] = str(archive.directory)
         self.state = state  # from here on every exit saves it (a partial team resumes)
@@ -245,13 +269,14 @@ class Orchestrator:
 
     def _print_how_to_watch(self, page: str | None) -> None:
         """Where a person can follow the agents, in commands to copy (any other terminal)."""
-        quoted = shlex.quote(str(self.state_path))
-        roles = "|".join(ROLE_BY_TERMINAL)
-        self.log.info(f"watch the agents live: baton watch {quoted}")
+        path = self.state_path
+        self.log.info(f"watch the agents live: {baton_command('watch', path)}")
         if page is not None:
             self.log.info(f"in a browser: {self.settings.api.rstrip('/')}{page}")
-        self.log.info(f"attach to an agent: baton attach {{{roles}}} --state-file {quoted}")
-        self.log.info(f"after the run: baton report {quoted}")
+        first, *others = ROLE_BY_TERMINAL
+        line = baton_command("attach", first, "--state-file", path)
+        self.log.info(f"attach to the {first}: {line}  (or {', '.join(others)} instead)")
+        self.log.info(f"after the run: {baton_command('report', path)}")
 
     def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
         """A wait saw a terminal change status: record it (and a dialog waiting for an answer)."""
@@ -338,18 +363,6 @@ class Orchestrator:
         )
         return 0 if state.final_status == FinalStatus.PASS else 1
 
-    def _unsaved_note(self, error: StateFileError) -> str:
-        """What a failed last save leaves: the earlier saved state, intact, or nothing."""
-        try:
-            kept = load_state(self.state_path)
-        except StateFileError:
-            return f"{error}; no earlier state was saved, so there is nothing to resume"
-        return (
-            f"{error}; the last saved state (round {kept.current_round}, phase "
-            f"{kept.current_phase}, saved {kept.updated_at or 'earlier'}) is intact: once "
-            f"{self.state_path.parent} can be written again, run `baton run` again to resume"
-        )
-
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked.
 
@@ -383,11 +396,10 @@ class Orchestrator:
             except StateFileError as error:
                 self.log.warning(str(error))
         if unsaved is not None:
-            self.log.warning(self._unsaved_note(unsaved))
+            self.log.warning(unsaved_note(unsaved, self.state_path))
         elif self.state.final_status == FinalStatus.RUNNING:
             self.log.info(
-                f"state saved to {self.state_path}; run `baton run` again to resume "
-                f"(round {self.state.current_round}, phase {self.state.current_phase})"
+                stopped_line(self.state, self.state_path, self.stopped_by, self.not_resumable)
             )
         else:
             self.log.info(

@@ -7,11 +7,14 @@ for its role, so the answer arrives as a file rather than scraped terminal outpu
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from baton.errors import ConfigError
+from baton.errors import PromptError
+from baton.hints import baton_executable
 from baton.orchestrator.response_files import response_file_instruction
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "build_programmer_review_prompt",
     "build_tester_prompt",
     "parse_prompt",
+    "prompt_example",
     "test_command_line",
 ]
 
@@ -39,6 +43,26 @@ UPSTREAM_BACK_REFERENCE = (
 )
 
 
+def prompt_example() -> str:
+    """Shown under a refused prompt: what one looks like, and the shorter ways to write one."""
+    baton = shlex.join(baton_executable())
+    return f"""A prompt has a request, then two marker lines, each followed by text:
+
+    Add a --json flag to the export command.
+
+    {EXPLORE_MARKER}
+    The export command is in src/app/export.py; it prints CSV only.
+
+    {SCENARIO_MARKER}
+    Run: pytest -q tests/test_export.py  (PASS when it exits 0)
+
+Or start from a sentence: {baton} run "Add a --json flag to the export command" --test "pytest -q"
+or write a template to fill in: {baton} new feature.md"""
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
 @dataclass(frozen=True)
 class PromptParts:
     """The run's prompt split at its two marker lines."""
@@ -48,24 +72,35 @@ class PromptParts:
 
 
 def parse_prompt(text: str, *, source: str = "PROMPT") -> PromptParts:
-    """Split the prompt at the whole-line markers; ConfigError naming what is wrong."""
+    """Split the prompt at the whole-line markers; PromptError naming what is wrong.
+
+    A section holding nothing but `<!-- … -->` notes (an unfilled `baton new` template)
+    counts as blank.
+    """
     lines = text.splitlines()
     stripped = [line.strip() for line in lines]
     if EXPLORE_MARKER not in stripped:
-        raise ConfigError(f"{source}: missing the line {EXPLORE_MARKER!r}")
+        raise PromptError(f"{source}: missing the line {EXPLORE_MARKER!r}", prompt_example())
     start = stripped.index(EXPLORE_MARKER)
     try:
         middle = stripped.index(SCENARIO_MARKER, start + 1)
     except ValueError:
-        raise ConfigError(
-            f"{source}: missing the line {SCENARIO_MARKER!r} after {EXPLORE_MARKER!r}"
+        raise PromptError(
+            f"{source}: missing the line {SCENARIO_MARKER!r} after {EXPLORE_MARKER!r}",
+            prompt_example(),
         ) from None
     explore = "\n".join(lines[start + 1 : middle]).strip("\n")
     scenario = "\n".join(lines[middle + 1 :]).strip("\n")
-    if not explore.strip():
-        raise ConfigError(f"{source}: the explore summary (after {EXPLORE_MARKER!r}) is blank")
-    if not scenario.strip():
-        raise ConfigError(f"{source}: the scenario test (after {SCENARIO_MARKER!r}) is blank")
+    if not _COMMENT.sub("", explore).strip():
+        raise PromptError(
+            f"{source}: the explore summary (after {EXPLORE_MARKER!r}) is blank",
+            prompt_example(),
+        )
+    if not _COMMENT.sub("", scenario).strip():
+        raise PromptError(
+            f"{source}: the scenario test (after {SCENARIO_MARKER!r}) is blank",
+            prompt_example(),
+        )
     return PromptParts(explore_summary=explore, scenario_test=scenario)
 
 

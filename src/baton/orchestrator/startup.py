@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from baton.errors import ConfigError, StateFileError
+from baton.errors import ConfigError, PromptError, StateFileError
 from baton.orchestrator.config import Settings
-from baton.orchestrator.prompts import PromptParts, parse_prompt
+from baton.orchestrator.prompts import PromptParts, parse_prompt, prompt_example
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import (
     FinalStatus,
@@ -57,7 +57,11 @@ def prepare_run(settings: Settings, log: RunLog) -> PreparedRun:
             log.info(f"START_AGENT={settings.start_agent} applies to a new run only; resuming")
         return _resume(settings, log)
     if settings.prompt is None:
-        raise ConfigError("no prompt: set PROMPT or PROMPT_FILE (or prompt in the config)")
+        raise PromptError(
+            'no prompt: give the request (baton run "Add …" --test CMD), a prompt file, '
+            "or set PROMPT or PROMPT_FILE (or prompt in the config)",
+            prompt_example(),
+        )
     parts = parse_prompt(settings.prompt, source=settings.prompt_source)
     state = RunState(
         api=settings.api,

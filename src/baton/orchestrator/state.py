@@ -2,7 +2,7 @@
 
 Either tool resumes the other's run, so the shell script's fields keep their names and
 shapes; Baton adds a few of its own (`current_cycle`, `current_step`, `awaiting`,
-`explore_sent`, `archive_dir`, `output_files`, `restarts`, `exit_complete`) that the
+`explore_sent`, `archive_dir`, `output_files`, `restarts`, `exit_complete`, `command`) that the
 shell script ignores and that default sensibly when a shell-written file lacks them.
 Writes are atomic: a crash leaves either the old file or the new one, never a torn one.
 """
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from baton.errors import StateFileError
+from baton.hints import RunCommand, baton_command
 from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.crashpoints import crash_point
 from baton.private import new_private_dirs
@@ -39,6 +40,7 @@ __all__ = [
     "load_state",
     "read_state_json",
     "remove_stale_temp_files",
+    "resume_command",
     "save_state",
     "should_auto_resume",
     "write_json_atomic",
@@ -111,6 +113,9 @@ class RunState:
     # False while a Baton run is live; True once its exit path (final save, cleanup) is
     # done. None: not written by Baton (treated as done).
     exit_complete: bool | None = None
+    # How the run was started (argv, directory, settings from the environment): what the
+    # resume hint repeats. None in files written before it was kept, or by the shell script.
+    command: RunCommand | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -174,6 +179,8 @@ class RunState:
                 "exit_complete": self.exit_complete,
             }
         )
+        if self.command is not None:
+            document["command"] = self.command.to_json()
         return document
 
     @classmethod
@@ -207,6 +214,7 @@ class RunState:
             exit_complete=data.get("exit_complete")
             if isinstance(data.get("exit_complete"), bool)
             else None,
+            command=RunCommand.from_json(data.get("command")),
         )
         state.extra = {key: value for key, value in data.items() if key not in known}
         for name, keys in (("terminals", TERMINAL_KEYS), ("outputs", OUTPUT_KEYS)):
@@ -355,3 +363,21 @@ def should_auto_resume(path: Path) -> bool:
     return (
         data.get("final_status") == FinalStatus.RUNNING and data.get("current_phase") != Phase.DONE
     )
+
+
+def resume_command(state: RunState, state_path: Path) -> str:
+    """The shell line that resumes this run from any directory: its own start, repeated.
+
+    A state file without `command` (written before it was kept, or by the shell script)
+    gets a line naming the state file, the project and the API the run used.
+    """
+    if state.command is not None:
+        return state.command.shell_line()
+    words: list[str | Path] = ["run", "--state-file", state_path.absolute()]
+    if state.wd:
+        words += ["--wd", Path(state.wd).absolute()]
+    if state.api:
+        words += ["--api", state.api]
+    if state.provider:
+        words += ["--provider", state.provider]
+    return baton_command(*words)

@@ -41,7 +41,9 @@ def _tokens(usage: TokenUsage) -> dict[str, Any]:
         "cached": usage.cached_input_tokens,
         "total": usage.total,
         "cost_usd": round(usage.cost_usd, 4) if usage.cost_usd is not None else None,
+        "cost": usage.cost_text(),  # as shown: `$0.4120+ (partial: no price for m)`
         "models": sorted(usage.models),
+        "unpriced": sorted(usage.unpriced),
     }
 
 

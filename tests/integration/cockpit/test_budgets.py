@@ -93,11 +93,12 @@ def test_token_budget_stops_between_turns_and_resumes(
     ]
     assert totals[-1] >= budget
     assert all(total < budget for total in totals[:-1])
-    lines = [line for line in first.stderr.splitlines() if "MAX_TOKENS" in line]
+    lines = [line for line in first.stderr.splitlines() if line.startswith("baton: budget")]
     assert lines == [
         f"baton: budget MAX_TOKENS={budget} reached: the agents used {totals[-1]} tokens; "
-        "raise it and run `baton run` again to continue"
+        "raise it and resume the run to continue"
     ]
+    assert "; raise MAX_TOKENS, then resume with: cd " in first.stderr
     (budget_event,) = [e for e in events if e["event"] == "budget"]
     assert budget_event["budget"] == "MAX_TOKENS"
     assert budget_event["spent"] == totals[-1]

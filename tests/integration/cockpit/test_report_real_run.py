@@ -91,7 +91,7 @@ def test_answer_text_is_typed_and_submitted_when_forced(finished_run: FinishedRu
     assert refused.stderr.startswith(f"baton: error: tester (terminal {tester}) is ")
     sent = answer("please also list the slow tests", "--force")
     assert sent.returncode == 0, sent.stderr
-    assert sent.stdout.startswith(f"sent 31 characters to tester (terminal {tester}); it was ")
+    assert sent.stdout.startswith(f"typed 31 characters in tester (terminal {tester}); ")
     with finished_run.server.client() as client:
         screen = client.get(f"/terminals/{tester}/output", params={"mode": "full"}).json()
     assert "please also list the slow tests" in screen["output"]

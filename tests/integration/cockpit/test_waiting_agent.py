@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -86,11 +87,13 @@ def test_waiting_agent_is_named_answered_with_a_key_and_resumes(
     try:
         text = _wait_for(log, r"programmer \(terminal \w+\) is waiting for a user answer", run)
         # How to watch and attach was printed at the start.
-        assert f"watch the agents live: baton watch {state_path}" in text
-        assert "attach to an agent: baton attach {analyst|" in text
+        # As printed, the executable is the one this shell can run (here `python -m baton`).
+        baton = shlex.join([sys.executable, "-m", "baton"])
+        assert f"watch the agents live: {baton} watch {state_path}" in text
+        assert f"attach to the analyst: {baton} attach analyst --state-file {state_path}" in text
         # The warning names both commands exactly.
-        assert f"`baton answer programmer TEXT --state-file {state_path}`" in text
-        assert f"`baton attach programmer --state-file {state_path}`" in text
+        assert f"`{baton} answer programmer TEXT --state-file {state_path}`" in text
+        assert f"`{baton} attach programmer --state-file {state_path}`" in text
         state = json.loads(state_path.read_text())
         programmer = state["terminals"]["programmer"]
 
@@ -143,8 +146,8 @@ def test_waiting_agent_is_named_answered_with_a_key_and_resumes(
             env, "answer", "programmer", "--key", "y", "--state-file", str(state_path)
         )
         assert answered.returncode == 0, answered.stderr
-        assert answered.stdout.startswith(
-            f"sent keys y to programmer (terminal {programmer}); it was waiting_user_answer"
+        assert answered.stdout.strip() == (
+            f"pressed y in programmer (terminal {programmer}); answered, the agent is working"
         )
         assert run.wait(timeout=300) == 0, log.read_text()[-3000:]
     finally:

@@ -167,7 +167,8 @@ class FakeCao:
     def __init__(self, *, token: str | None = None, port: int = 0) -> None:
         self.token = token
         self.behaviour: dict[str, Behaviour] = {}
-        self.refuse_profiles: set[str] = set()  # creating these answers 500
+        self.refuse_profiles: set[str] = set()  # creating these answers refuse_status
+        self.refuse_status = 500  # 400: refused as a bad request (an unknown profile)
         # POST paths ending so: done, then the connection closed with no answer (first match
         # taken off the list), as when a server dies right after acting.
         self.lose_answers: list[str] = []
@@ -395,7 +396,8 @@ class FakeCao:
                 t.as_json() for t in self.terminals.values() if t.session_name == segments[1]
             ]
         if method == "POST" and query.get("agent_profile") in self.refuse_profiles:
-            return 500, {"detail": f"cannot start {query['agent_profile']}: tmux failed"}
+            detail = f"cannot start {query['agent_profile']}: tmux failed"
+            return self.refuse_status, {"detail": detail}
         if method == "POST" and len(segments) == 3 and segments[::2] == ["sessions", "terminals"]:
             if segments[1] not in self.sessions:
                 return 404, {"detail": f"session {segments[1]} not found"}

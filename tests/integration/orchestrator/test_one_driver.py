@@ -41,7 +41,7 @@ def test_a_second_run_three_seconds_later_is_refused_and_the_first_finishes(
     lines = [line for line in second.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, second.stderr
     assert f"pid {first.process.pid} on host " in lines[0]
-    assert f"baton watch {project.state_file}" in lines[0]
+    assert f"-m baton watch {project.state_file}" in lines[0]  # runnable as printed
     # It read and wrote nothing: no prompt, no saved position, no error in the first's record.
     assert len(project.cao.inputs()) == prompts_before
     assert project.state_file.read_bytes() == state_before

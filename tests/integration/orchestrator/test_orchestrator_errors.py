@@ -27,7 +27,7 @@ def _error_lines(stderr: str) -> list[str]:
         ),
         ({"MAX_ROUNDS": "eight"}, "MAX_ROUNDS: expected a whole number"),
         ({"POLL_SECONDS": "soon"}, "POLL_SECONDS: expected a number of seconds"),
-        ({"PROMPT": ""}, "no prompt: set PROMPT or PROMPT_FILE"),
+        ({"PROMPT": ""}, "no prompt: give the request (baton run"),
     ],
 )
 def test_bad_input_is_one_line_and_touches_no_server(
@@ -90,7 +90,7 @@ def test_failure_while_creating_the_team(project: Project) -> None:
     # The four after the session are asked for at once: all but the refused one exist.
     made = {key: tid for key, tid in project.state()["terminals"].items() if tid}
     assert sorted(made) == ["analyst", "peer_analyst", "programmer", "tester"]
-    assert "run `baton run` again to resume" in run.stderr
+    assert "; resume with: cd " in run.stderr
 
     project.cao.refuse_profiles = set()
     second = project.run(MAX_ROUNDS="1")

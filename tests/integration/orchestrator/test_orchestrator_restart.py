@@ -74,7 +74,7 @@ def test_an_agent_that_keeps_dying_stops_the_run_resumably(project: Project) -> 
     errors = [line for line in run.stderr.splitlines() if line.startswith("baton: error:")]
     assert len(errors) == 1 and "AGENT_RESTARTS=1" in errors[0], run.stderr
     assert project.state()["final_status"] == "RUNNING"
-    assert "run `baton run` again to resume" in run.stderr
+    assert "; resume with: cd " in run.stderr
     assert "Traceback" not in run.stderr
 
 

@@ -296,4 +296,4 @@ def test_a_run_stopped_while_its_server_is_away_does_not_sit_out_the_window(
         assert run.process.wait(timeout=120) == 143, run.log()
         assert "could not exit analyst terminal" in run.log()
         assert run.state()["final_status"] == "RUNNING"
-        assert "run `baton run` again to resume" in run.log()
+        assert "; resume with: cd " in run.log()

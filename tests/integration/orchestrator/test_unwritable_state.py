@@ -51,6 +51,7 @@ def test_a_state_folder_that_stops_taking_writes_keeps_the_last_state_and_resume
     assert len(notes) == 1, run.stderr
     assert f"cannot write the state file {project.state_file}" in notes[0]
     assert f"the last saved state (round 1, phase {saved['current_phase']}, saved " in notes[0]
+    assert "can be written again, resume with: cd " in notes[0]
     assert "nothing to resume" not in run.stderr
     assert project.state() == saved
 

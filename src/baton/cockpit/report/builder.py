@@ -187,7 +187,7 @@ def _usage_cells(usage: TokenUsage) -> dict[str, str]:
         "input": f"{usage.input_tokens:,}",
         "cached": f"{usage.cached_input_tokens:,}",
         "output": f"{usage.output_tokens:,}",
-        "cost": f"${usage.cost_usd:.4f}" if usage.cost_usd is not None else "-",
+        "cost": usage.cost_text() or "-",
         "models": ", ".join(sorted(usage.models)) or "-",
     }
 
@@ -232,7 +232,7 @@ def text_summary(record: RunRecord, change: str) -> str:
     )
     if record.tokens:
         total = record.total_tokens()
-        cost = f", ${total.cost_usd:.4f}" if total.cost_usd is not None else ""
+        cost = f", {text}" if (text := total.cost_text()) else ""
         lines.append(
             f"  tokens: {total.input_tokens:,} in ({total.cached_input_tokens:,} cached), "
             f"{total.output_tokens:,} out{cost}"

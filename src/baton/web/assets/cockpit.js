@@ -33,7 +33,7 @@ function badge(text) {
 
 function tokens(t) {
   if (!t) return "–";
-  const cost = t.cost_usd === null || t.cost_usd === undefined ? "" : ` · $${t.cost_usd.toFixed(4)}`;
+  const cost = t.cost ? ` · ${t.cost}` : "";
   return `${t.total.toLocaleString("en")} tokens${cost}`;
 }
 
