@@ -8,10 +8,10 @@ and the agent's cockpit page.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any
 
+from baton.hints import baton_command
 from baton.orchestrator.notify_answers import WaitingDetails
 from baton.orchestrator.notify_channels import Notification, NotifyAction
 from baton.roles import Role
@@ -20,10 +20,13 @@ __all__ = ["answer_command", "waiting_notification"]
 
 
 def answer_command(role: Role, state_file: str | None, *, keys: tuple[str, ...] = ()) -> str:
-    """`baton answer ROLE …` that works from any directory (free text: `"…"`)."""
-    what = " ".join(f"--key {shlex.quote(key)}" for key in keys) if keys else '"…"'
-    where = f" --state-file {shlex.quote(str(Path(state_file).absolute()))}" if state_file else ""
-    return f"baton answer {role.terminal_key} {what}{where}"
+    """`baton answer ROLE …` that works from any directory (free text: `TEXT`)."""
+    what = [word for key in keys for word in ("--key", key)] if keys else ["TEXT"]
+    return baton_command("answer", role.terminal_key, *what, *_state_file(state_file))
+
+
+def _state_file(state_file: str | None) -> tuple[str | Path, ...]:
+    return ("--state-file", Path(state_file)) if state_file else ()
 
 
 def waiting_notification(
@@ -35,11 +38,10 @@ def waiting_notification(
 ) -> Notification:
     key = role.terminal_key
     state_file = fields.get("state_file")
-    state = f" --state-file {shlex.quote(str(Path(state_file).absolute()))}" if state_file else ""
     folder = f" in {fields['wd']}" if fields.get("wd") else ""  # which run (of a batch)
     lines = [f"The {role.title} (terminal {terminal}) is waiting for an answer{where}{folder}."]
     fields["answer_command"] = answer_command(role, state_file)
-    fields["attach_command"] = f"baton attach {key}{state}"
+    fields["attach_command"] = baton_command("attach", key, *_state_file(state_file))
     actions: tuple[NotifyAction, ...] = ()
     click = ""
     if details is not None:

@@ -13,6 +13,7 @@ import pytest
 from tests.support.receiver import Receiver, running_receiver
 
 from baton.errors import ConfigError
+from baton.hints import baton_command
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.notify import Notifier
@@ -57,8 +58,9 @@ def test_waiting_agent_goes_to_ntfy_and_the_webhook(tmp_path: Path, receiver: Re
     assert ntfy.headers["tags"] == "bell"
     body = ntfy.body.decode("utf-8")
     assert "terminal 0a1b2c3d" in body and "round 2, programmer phase" in body
-    assert 'baton answer peer_programmer "…" --state-file /p/.tmp/state.json' in body
-    assert "baton attach peer_programmer --state-file /p/.tmp/state.json" in body
+    state = ("--state-file", "/p/.tmp/state.json")
+    assert baton_command("answer", "peer_programmer", "TEXT", *state) in body
+    assert baton_command("attach", "peer_programmer", *state) in body
 
     (hook,) = receiver.received("/hook")
     assert hook.headers["content-type"] == "application/json"
@@ -67,9 +69,7 @@ def test_waiting_agent_goes_to_ntfy_and_the_webhook(tmp_path: Path, receiver: Re
     assert payload["role"] == "peer_programmer"
     assert payload["terminal_id"] == "0a1b2c3d"
     assert payload["state_file"] == "/p/.tmp/state.json"
-    assert payload["answer_command"] == (
-        'baton answer peer_programmer "…" --state-file /p/.tmp/state.json'
-    )
+    assert payload["answer_command"] == baton_command("answer", "peer_programmer", "TEXT", *state)
     assert payload["message"] == body
     # No server at API: the words go out without the question, with one warning.
     assert "reading the waiting agent's question failed" in stream.getvalue()

@@ -19,6 +19,7 @@ from tests.support.receiver import Receiver, running_receiver
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
 
 from baton.demo.sample import write_sample_project
+from baton.hints import baton_command
 from baton.orchestrator.config import Settings
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.notify import Notifier
@@ -104,9 +105,10 @@ def test_the_button_answers_the_waiting_agent_once(
         (ntfy,) = receiver.received("/phone")
         body = ntfy.body.decode()
         assert "It asks: Allow the scripted agent to start this work?" in body
-        quoted = f"'{state_file}'"
-        assert f"1. Yes  →  baton answer programmer --key y --state-file {quoted}" in body
-        assert f"2. No  →  baton answer programmer --key n --state-file {quoted}" in body
+        where = ("--state-file", state_file)
+        yes = baton_command("answer", "programmer", "--key", "y", *where)
+        no = baton_command("answer", "programmer", "--key", "n", *where)
+        assert f"1. Yes  →  {yes}" in body and f"2. No  →  {no}" in body
         cockpit = f"https://baton.example.test/ui/terminals/{terminal}"
         assert ntfy.headers["click"] == cockpit
         buttons = _ntfy_actions(ntfy.headers["actions"])
