@@ -121,3 +121,18 @@ def test_the_command_reaches_the_pane_word_for_word(tmux: TmuxServer, tmp_path: 
         time.sleep(0.05)
     assert out.read_text() == "|".join(words) + "|"
     assert tmux.pane_state(PaneRef(pane_id=window.pane_id, terminal_id="t9")).exists
+
+
+def test_a_paste_leaves_no_buffer_behind(tmux: TmuxServer, tmp_path: Path) -> None:
+    """`paste-buffer -d` deletes a pasted buffer; a refused paste deletes its own."""
+    mine = _window(tmux, tmp_path, "mine", new_session=True)
+    other = _window(tmux, tmp_path, "other", new_session=False)
+    tmux.paste(mine, "pasted")
+    deadline = time.monotonic() + 10
+    while "pasted" not in tmux.capture(mine) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "pasted" in tmux.capture(mine)
+    assert tmux.run("list-buffers", "-F", "#{buffer_name}", check=False).strip() == ""
+    with pytest.raises(TerminalExitedError):
+        tmux.paste(PaneRef(pane_id=other.pane_id, terminal_id="mine"), "refused")
+    assert tmux.run("list-buffers", "-F", "#{buffer_name}", check=False).strip() == ""
