@@ -53,3 +53,23 @@ def test_a_plain_http_api_gets_a_verifying_context_without_the_ca_bundle() -> No
 def test_an_https_api_keeps_the_default_verification() -> None:
     assert tls_verify_for("https://baton.example:9889") is True
     assert tls_verify_for("HTTPS://baton.example") is True
+
+
+def test_every_setting_keeps_its_help_line_from_the_attribute_docstring() -> None:
+    from baton.orchestrator.config import SETTING_KEYS
+
+    helps = {key.attribute: key.help for key in SETTING_KEYS}
+    assert helps["api"] == "Base URL of the CAO-compatible server (baton serve or cao-server)."
+    assert all(helps.values()), [name for name, text in helps.items() if not text]
+
+
+def test_attribute_docs_reads_the_string_under_each_annotated_attribute(tmp_path) -> None:
+    from baton.orchestrator.config_keys import attribute_docs
+
+    source = tmp_path / "sample.py"
+    source.write_text(
+        "class Other:\n    a: int = 1\n    '''not this one'''\n\n"
+        "class Sample:\n    a: int = 1\n    '''The a.'''\n    b: str = ''\n"
+        "    c: int = 2\n    '''The c,\n    on two lines.'''\n    d = 4\n    '''untyped'''\n"
+    )
+    assert attribute_docs(source, "Sample") == {"a": "The a.", "c": "The c,\n    on two lines."}
