@@ -3,12 +3,17 @@
 Part 1: 8 features at --parallel 8 — the batch's wall time beside one feature alone (the
 features are alike, so one alone is the slowest single one), and the p99 of
 `GET /terminals/{id}` on the batch's server while the eight loops run.
-Part 2: 40 features at --parallel 10 — all must PASS; each feature's batch overhead
+Part 2: 16 features at --parallel 16 — sixteen loops on one `baton serve`, the same
+figures beside the same anchor (one feature alone).
+Part 3: 40 features at --parallel 10 — all must PASS; each feature's batch overhead
 (the job's time minus its `baton run` subprocess's: worktree, start, closing) beside the
 serial sum of the loops' times.
 
-    .venv/bin/python bench/batch_scale.py [--small 8] [--large 40] [--large-parallel 10]
-                                          [--skip-large]
+Every part prints the CPU-seconds the batch, its `baton run`s, the server, tmux and the
+agents used, per loop: on a shared machine wall time moves with others' work, CPU less.
+
+    .venv/bin/python bench/batch_scale.py [--small 8] [--loops 16] [--large 40]
+                                          [--large-parallel 10] [--skip-loops] [--skip-large]
 """
 
 from __future__ import annotations
@@ -22,14 +27,16 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from cpu_meter import CpuSnapshot, tmux_server_pid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.run_env import RUN_VARIABLES
-from tests.support.server import running_baton_server
+from tests.support.server import ServerProcess, running_baton_server
 
 SETTINGS = ["PROVIDER=scripted", "POLL_SECONDS=0.2", "IDLE_GRACE_SECONDS=10", "NOTIFY_DESKTOP=0"]
 
@@ -82,8 +89,26 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _batch(repo: Path, backlog: Path, api: str, parallel: int, probe: bool) -> tuple[float, list]:
-    """Run one batch; its wall time and, when asked, the status GET latencies seen meanwhile."""
+@dataclass
+class BatchRun:
+    """One batch's wall time, the status GET latencies seen meanwhile, its CPU-seconds."""
+
+    wall: float
+    latencies: list[float]
+    cpu: CpuSnapshot
+
+    @property
+    def p99_ms(self) -> float:
+        if len(self.latencies) < 2:
+            return 0.0
+        return statistics.quantiles(self.latencies, n=100)[98] * 1000
+
+
+def _batch(
+    repo: Path, backlog: Path, server: ServerProcess, parallel: int, probe: bool
+) -> BatchRun:
+    """Run one batch; its wall time, status GET latencies (when asked) and CPU-seconds."""
+    api = server.base_url
     command = [sys.executable, "-m", "baton", "batch", "run", str(backlog), "--repo", str(repo)]
     command += ["--api", api, "--parallel", str(parallel), "--id", "bench"]
     for setting in SETTINGS:
@@ -101,6 +126,9 @@ def _batch(repo: Path, backlog: Path, api: str, parallel: int, probe: bool) -> t
                 time.sleep(0.05)
 
     poller = threading.Thread(target=poll, daemon=True)
+    server_pid = server.process.pid if server.process else None
+    tmux_before = tmux_server_pid(server.tmux_socket)
+    cpu_before = CpuSnapshot.take(server_pid, tmux_before)
     started = time.monotonic()
     process = subprocess.Popen(command, env=_env(), stderr=subprocess.DEVNULL)
     if probe:
@@ -110,7 +138,8 @@ def _batch(repo: Path, backlog: Path, api: str, parallel: int, probe: bool) -> t
     done.set()
     if probe:
         poller.join()
-    return wall, latencies
+    cpu = CpuSnapshot.take(server_pid, tmux_server_pid(server.tmux_socket)).since(cpu_before)
+    return BatchRun(wall, latencies, cpu)
 
 
 def _ledger(repo: Path) -> dict:
@@ -150,35 +179,50 @@ def _print_others(features: list[dict]) -> None:
                     print(f"    {line}")
 
 
+def _at_once(root: Path, server: ServerProcess, count: int, alone: BatchRun) -> None:
+    """`count` features at --parallel `count`, beside one feature alone: ratio, p99, CPU."""
+    repo, backlog = _sample(root / f"at-once-{count}", count)
+    run = _batch(repo, backlog, server, count, probe=True)
+    statuses = [f["status"] for f in _ledger(repo)["features"]]
+    print(
+        f"{count} features at --parallel {count}: batch {run.wall:.1f} s vs one feature "
+        f"alone {alone.wall:.1f} s ({run.wall / alone.wall:.2f}x); "
+        f"{statuses.count('PASS')}/{count} PASS; load average {_load()}"
+    )
+    print(
+        f"  GET /terminals/{{id}} under that load: p99 {run.p99_ms:.1f} ms "
+        f"({len(run.latencies)} requests)"
+    )
+    print(f"  {run.cpu.describe(count)}")
+    _print_others(_ledger(repo)["features"])
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=8)
+    parser.add_argument("--loops", type=int, default=16, help="loops on one server (part 2)")
     parser.add_argument("--large", type=int, default=40)
     parser.add_argument("--large-parallel", type=int, default=10)
+    parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="baton-batch-bench-") as tmp:
         root = Path(tmp)
         with running_baton_server(root / "server") as server:
             repo, backlog = _sample(root / "one", 1)
-            alone, _ = _batch(repo, backlog, server.base_url, 1, probe=False)
-            repo, backlog = _sample(root / "small", args.small)
-            wall, latencies = _batch(repo, backlog, server.base_url, args.small, probe=True)
-            statuses = [f["status"] for f in _ledger(repo)["features"]]
-            p99 = statistics.quantiles(latencies, n=100)[98] * 1000 if len(latencies) > 1 else 0
-            print(
-                f"{args.small} features at --parallel {args.small}: batch {wall:.1f} s "
-                f"vs one feature alone {alone:.1f} s; {statuses.count('PASS')}/{args.small} PASS"
-            )
-            print(
-                f"  GET /terminals/{{id}} under that load: p99 {p99:.1f} ms "
-                f"({len(latencies)} requests)"
-            )
-            _print_others(_ledger(repo)["features"])
+            alone = _batch(repo, backlog, server, 1, probe=False)
+            print(f"one feature alone: {alone.wall:.1f} s; {alone.cpu.describe(1)}")
+            _at_once(root, server, args.small, alone)
+            if not args.skip_loops:
+                _at_once(root, server, args.loops, alone)
             if args.skip_large:
                 return
             repo, backlog = _sample(root / "large", args.large)
-            wall, _ = _batch(repo, backlog, server.base_url, args.large_parallel, probe=False)
+            large = _batch(repo, backlog, server, args.large_parallel, probe=False)
             features = _ledger(repo)["features"]
             passed = sum(f["status"] == "PASS" for f in features)
             loops = [float(f["loop_seconds"]) for f in features if f["status"] == "PASS"]
@@ -186,12 +230,14 @@ def main() -> None:
             _print_others(features)
             print(
                 f"{args.large} features at --parallel {args.large_parallel}: {passed}/"
-                f"{args.large} PASS in {wall:.1f} s; serial sum of the loops {sum(loops):.1f} s"
+                f"{args.large} PASS in {large.wall:.1f} s; serial sum of the loops "
+                f"{sum(loops):.1f} s"
             )
             print(
                 f"  per-feature batch overhead (job time - baton run time): median "
                 f"{statistics.median(overhead):.2f} s, max {max(overhead):.2f} s"
             )
+            print(f"  {large.cpu.describe(args.large)}")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,6 @@ and, for providers that keep a raw log, renders bytes the same way with pyte.
 
 from __future__ import annotations
 
-import pyte
-
 __all__ = ["last_lines", "normalize_screen", "render_bytes"]
 
 
@@ -29,6 +27,8 @@ def last_lines(screen: str, count: int) -> list[str]:
 
 def render_bytes(data: bytes, *, columns: int = 200, rows: int = 50) -> str:
     """Render a raw terminal byte stream (a pane log) into the screen it leaves behind."""
+    import pyte  # here: `baton run` reads screens as text and need not load pyte (~40 ms)
+
     screen = pyte.Screen(columns, rows)
     stream = pyte.ByteStream(screen)
     stream.feed(data)

@@ -6,6 +6,10 @@ comparison is in tests/integration/server/test_screen_model.py).
 
 from __future__ import annotations
 
+import random
+
+import pyte
+
 from baton.server.emulator import PaneEmulator
 
 
@@ -94,3 +98,47 @@ def test_history_beyond_the_limit_is_reported_incomplete() -> None:
     emulator2 = PaneEmulator(20, 3, history_lines=50)
     emulator2.feed(b"\r\n".join(str(n).encode() for n in range(10)))
     assert emulator2.history_complete
+
+
+class _PyteDraw(PaneEmulator):
+    """The emulator drawing every character through pyte's own `draw`."""
+
+    def _draw(self, text: str) -> None:
+        pyte.Screen.draw(self, text)
+
+
+def _state(emulator: PaneEmulator) -> tuple[object, ...]:
+    rows = {y: dict(row) for y, row in emulator.buffer.items() if row}
+    return (
+        rows,
+        [bool(getattr(row, "wraps", False)) for _, row in sorted(emulator.buffer.items())],
+        (emulator.cursor.x, emulator.cursor.y, emulator.cursor.attrs),
+        emulator.visible(),
+        emulator.history(),
+    )
+
+
+def test_drawing_with_shared_cells_leaves_what_pytes_draw_leaves() -> None:
+    pieces = [
+        b"plain words ",
+        b"x" * 37,
+        b"\r\n",
+        b"\x1b[1;31mred bold\x1b[0m",
+        b"\x1b[4h inserted \x1b[4l",  # insert mode: pyte's own path
+        b"\x1b[?7l no wrap at the edge " * 3 + b"\x1b[?7h",
+        b"\x1b(0qqq\x1b(B",  # line drawing characters: pyte's own path
+        "wide 漢字 é\u0301".encode(),
+        b"\x1b[5;3H",
+        b"\x1b[2K",
+        b"\x1b[?1049h alt \x1b[?1049l",
+        b"\x1b[3;10r",
+        b"\x08\x08tab\there",
+    ]
+    chooser = random.Random(7)
+    for _ in range(40):
+        data = b"".join(chooser.choice(pieces) for _ in range(60))
+        fast, reference = PaneEmulator(23, 6), _PyteDraw(23, 6)
+        for start in range(0, len(data), 97):  # chunked as a pane log is read
+            fast.feed(data[start : start + 97])
+            reference.feed(data[start : start + 97])
+        assert _state(fast) == _state(reference)

@@ -29,6 +29,7 @@ from baton.errors import BatonError, StateFileError
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
 from baton.orchestrator.driver_lock import current_driver
 from baton.orchestrator.state import FinalStatus, read_state_json
+from baton.tls import tls_verify_for
 
 __all__ = [
     "DEFAULT_STATE_FILE_NAME",
@@ -215,7 +216,8 @@ def close_session_of(state_file: Path, api: str | None, token: str | None) -> No
         return
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     with contextlib.suppress(httpx.HTTPError):
-        httpx.delete(f"{api.rstrip('/')}/sessions/{session}", headers=headers, timeout=30)
+        url = f"{api.rstrip('/')}/sessions/{session}"
+        httpx.delete(url, headers=headers, timeout=30, verify=tls_verify_for(url))
 
 
 def _die_with_parent() -> None:

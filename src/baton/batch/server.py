@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from baton.errors import ApiUnreachableError
+from baton.tls import tls_verify_for
 
 __all__ = ["BatchServer", "announce_batch"]
 
@@ -106,7 +107,8 @@ class BatchServer:
             if self.process.poll() is not None:
                 return False
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200:
+                url = f"{self.base_url}/health"
+                if httpx.get(url, timeout=2, verify=tls_verify_for(url)).status_code == 200:
                     return True
             time.sleep(0.1)
         return False

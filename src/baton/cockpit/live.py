@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from baton.tls import tls_verify_for
+
 __all__ = ["ServerProbe"]
 
 _TIMEOUT = httpx.Timeout(3.0, connect=1.0)
@@ -30,7 +32,11 @@ class ServerProbe:
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
-            base_url=self.base_url, headers=headers, timeout=_TIMEOUT, transport=transport
+            base_url=self.base_url,
+            headers=headers,
+            timeout=_TIMEOUT,
+            transport=transport,
+            verify=tls_verify_for(self.base_url),
         )
         self.reachable: bool | None = None  # None until the first request
         self.problem = ""

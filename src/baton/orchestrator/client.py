@@ -28,6 +28,7 @@ import httpx
 from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
 from baton.orchestrator.outage import OutageWindow
 from baton.status import TerminalStatus, parse_status
+from baton.tls import tls_verify_for
 from baton.usage import Usage
 from baton.wire import SessionSummaryJSON, TerminalJSON
 
@@ -70,8 +71,13 @@ class ApiClient:
         self.working_directory = str(working_directory) if working_directory else None
         self.outage = outage or OutageWindow(self.base_url, outage_seconds)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._verify = tls_verify_for(self.base_url)
         self._http = httpx.Client(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+            base_url=self.base_url,
+            headers=headers,
+            timeout=timeout,
+            transport=transport,
+            verify=self._verify,
         )
 
     # --- resource handling ---
@@ -268,7 +274,9 @@ class ApiClient:
         url = self._url("/events")
         try:
             with (
-                httpx.Client(headers=self._http.headers, timeout=timeout) as http,
+                httpx.Client(
+                    headers=self._http.headers, timeout=timeout, verify=self._verify
+                ) as http,
                 http.stream("GET", url, params=params) as response,
             ):
                 if response.status_code >= 400:

@@ -75,6 +75,7 @@ from baton.orchestrator.config_keys import (
     RoleName,
     Setting,
     SettingKey,
+    attribute_docs,
     read_prompt_file,
 )
 from baton.orchestrator.prompts import PromptParts, parse_prompt
@@ -99,9 +100,7 @@ _HTTP_URL = "expected an http:// or https:// URL"
 class Settings(BaseModel):
     """Everything `baton run` needs to know, already validated."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", arbitrary_types_allowed=True, use_attribute_docstrings=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     api: Annotated[str, Setting("api")] = "http://localhost:9889"
     """Base URL of the CAO-compatible server (baton serve or cao-server)."""
@@ -333,7 +332,7 @@ class Settings(BaseModel):
         return (override.profile if override else None) or ROLE_BY_TERMINAL[terminal_key].profile
 
 
-def _setting_key(attribute: str) -> SettingKey | None:
+def _setting_key(attribute: str, docs: Mapping[str, str]) -> SettingKey | None:
     field = Settings.model_fields[attribute]
     setting = next((m for m in field.metadata if isinstance(m, Setting)), None)
     if setting is None:
@@ -354,13 +353,14 @@ def _setting_key(attribute: str) -> SettingKey | None:
         shown = str(int(default))
     else:
         shown = str(default)
-    help_text = " ".join((field.description or "").split())
+    help_text = " ".join(docs.get(attribute, "").split())
     env = attribute.upper()
     return SettingKey(attribute, env, setting.json, kind, help_text, shown, setting.unit)
 
 
+_DOCS = attribute_docs(Path(__file__), Settings.__name__)  # each setting's --help line
 SETTING_KEYS: tuple[SettingKey, ...] = tuple(
-    key for key in map(_setting_key, Settings.model_fields) if key is not None
+    key for key in (_setting_key(name, _DOCS) for name in Settings.model_fields) if key
 )
 # Whom a bad value is blamed on: its env var, unless `from_layers` knows better.
 _ORIGINS: ContextVar[Mapping[str, Origin]] = ContextVar(

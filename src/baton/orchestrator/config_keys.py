@@ -9,8 +9,10 @@ for a number.
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,6 +32,7 @@ __all__ = [
     "RoleName",
     "Setting",
     "SettingKey",
+    "attribute_docs",
     "read_prompt_file",
 ]
 
@@ -120,3 +123,29 @@ def read_prompt_file(path: Path, label: str) -> str:
         raise ConfigError(f"{label}: not UTF-8 text: {path}") from None
     except OSError as error:
         raise ConfigError(f"{label}: cannot read {path}: {error.strerror}") from None
+
+
+def attribute_docs(source_file: Path, class_name: str) -> dict[str, str]:
+    """The docstring under each annotated attribute of a class, by attribute name.
+
+    What pydantic's `use_attribute_docstrings` gives, read with `ast` from the file: pydantic
+    finds the source through `inspect` and tokenizes the module at every `baton run` start
+    (~25 ms of CPU); this parses it once, only when the help lines are built.
+    """
+    tree = ast.parse(source_file.read_text(encoding="utf-8"), filename=str(source_file))
+    body = next(
+        node.body
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name == class_name
+    )
+    docs: dict[str, str] = {}
+    for node, following in pairwise(body):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            docs[node.target.id] = following.value.value
+    return docs

@@ -43,6 +43,7 @@ from baton.server.routes import ROUTERS, Services, install_error_handlers
 from baton.server.routes.common import TERMINAL_ID_PATTERN
 from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
 from baton.server.sessions import SessionService
+from baton.server.status_reads import StatusReadMiddleware
 from baton.server.terminal_tokens import SECRET_VARIABLES, TerminalTokens
 from baton.server.terminals import ServiceTimings, TerminalService
 from baton.server.tmux import TmuxServer
@@ -217,7 +218,9 @@ def create_app(
     app = FastAPI(title="Baton", version=__version__, description=__doc__)
     services = Services.over(service)
     app.state.services = services
-    # Innermost of the middleware: only requests the safety checks let through are kept.
+    # Innermost: a status read the safety checks let through is answered from memory.
+    app.add_middleware(StatusReadMiddleware, terminals=service, id_pattern=TERMINAL_ID_PATTERN)
+    # Only requests the safety checks let through are kept.
     app.add_middleware(IdempotencyMiddleware, registry=service.registry)
     extra_hosts = () if options.host in ("0.0.0.0", "::", "") else (options.host,)
     app.add_middleware(

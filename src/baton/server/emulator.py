@@ -12,11 +12,13 @@ equals `capture-pane -p -J -S - -E -`, both passed through `normalize_screen`.
 
 from __future__ import annotations
 
+import unicodedata
 from collections import deque
 from typing import Any, cast
 
 import pyte
-from pyte.screens import Margins
+from pyte import modes as pyte_modes
+from pyte.screens import Margins, wcwidth
 
 from baton.screen import normalize_screen
 
@@ -118,6 +120,7 @@ class PaneEmulator(pyte.Screen):
         self._drawing = False
         self._wrapping = False
         self._shared_cells: dict[Any, Any] = {}
+        self._drawn_cells: dict[tuple[Any, str], Any] = {}  # (attributes, char) -> cell
         super().__init__(columns, lines)
         # pyte's rows carry an instance dict and a typing object each, for the garbage
         # collector to walk; `_Row` keeps the same behaviour in slots.
@@ -183,11 +186,62 @@ class PaneEmulator(pyte.Screen):
     # -- tmux's behaviour ----------------------------------------------------------------
 
     def draw(self, data: str) -> None:
+        """pyte's `draw`, with each (attributes, character) cell made once and reused.
+
+        pyte makes a new cell (`attrs._replace`) for every character drawn: the largest
+        share of the server's CPU. Where the text goes, wraps and moves the cursor is
+        pyte's own logic, unchanged.
+        """
         self._drawing = True
         try:
-            super().draw(data)
+            self._draw(data.translate(self.g1_charset if self.charset else self.g0_charset))
         finally:
             self._drawing = False
+
+    def _draw(self, text: str) -> None:
+        drawn = self._drawn_cells
+        if len(drawn) > _SHARED_CELLS_LIMIT:
+            drawn.clear()
+        columns = self.columns
+        ascii_text = text.isascii()
+        for char in text:
+            width = 1 if ascii_text and " " <= char <= "~" else wcwidth(char)
+            cursor = self.cursor
+            if cursor.x == columns:
+                if pyte_modes.DECAWM in self.mode:
+                    self.dirty.add(cursor.y)
+                    self.carriage_return()
+                    self.linefeed()
+                elif width > 0:
+                    cursor.x -= width
+            if pyte_modes.IRM in self.mode and width > 0:
+                self.insert_characters(width)
+            line = self.buffer[cursor.y]
+            if width in (1, 2):
+                attrs = cursor.attrs
+                cell = drawn.get((attrs, char))
+                if cell is None:
+                    cell = drawn[attrs, char] = attrs._replace(data=char)
+                line[cursor.x] = cell
+                if width == 2 and cursor.x + 1 < columns:
+                    line[cursor.x + 1] = attrs._replace(data="")
+            elif width == 0 and unicodedata.combining(char):
+                if cursor.x:
+                    last = line[cursor.x - 1]
+                    line[cursor.x - 1] = last._replace(
+                        data=unicodedata.normalize("NFC", last.data + char)
+                    )
+                elif cursor.y:
+                    above = self.buffer[cursor.y - 1]
+                    last = above[columns - 1]
+                    above[columns - 1] = last._replace(
+                        data=unicodedata.normalize("NFC", last.data + char)
+                    )
+            else:
+                break  # unprintable, or it does not move the cursor: as pyte
+            if width > 0:
+                cursor.x = min(cursor.x + width, columns)
+        self.dirty.add(self.cursor.y)
 
     def carriage_return(self) -> None:
         # Inside `draw`, a return at the end of the line is an automatic wrap.

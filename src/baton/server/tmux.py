@@ -456,13 +456,18 @@ class TmuxServer:
         return self._bound(pane, args)
 
     def paste(self, pane: PaneRef, text: str) -> None:
-        """Deliver `text` as one paste (bracketed when the program asked for it)."""
+        """Deliver `text` as one paste (bracketed when the program asked for it).
+
+        `paste-buffer -d` deletes the buffer once pasted; it is deleted here only when the
+        paste did not happen (one tmux process fewer on every message).
+        """
         buffer_name = f"baton-{os.getpid()}-{time.monotonic_ns()}"
         self.run("load-buffer", "-b", buffer_name, "-", input_bytes=text.encode("utf-8"))
         try:
             self._bound(pane, ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id])
-        finally:
+        except BaseException:
             self.run("delete-buffer", "-b", buffer_name, check=False)
+            raise
 
     def send_keys(self, pane: PaneRef, keys: Sequence[str]) -> None:
         """Send tmux key names (Enter, C-d, Escape) or literal words, in order."""

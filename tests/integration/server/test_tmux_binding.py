@@ -116,3 +116,15 @@ def test_the_command_reaches_the_pane_word_for_word(tmux: TmuxServer, tmp_path: 
     wait_until(out.exists, 10, message="the command never wrote its words")
     assert out.read_text() == "|".join(words) + "|"
     assert tmux.pane_state(PaneRef(pane_id=window.pane_id, terminal_id="t9")).exists
+
+
+def test_a_paste_leaves_no_buffer_behind(tmux: TmuxServer, tmp_path: Path) -> None:
+    """`paste-buffer -d` deletes a pasted buffer; a refused paste deletes its own."""
+    mine = _window(tmux, tmp_path, "mine", new_session=True)
+    other = _window(tmux, tmp_path, "other", new_session=False)
+    tmux.paste(mine, "pasted")
+    wait_until(lambda: "pasted" in tmux.capture(mine), 10, message="the paste never arrived")
+    assert tmux.run("list-buffers", "-F", "#{buffer_name}", check=False).strip() == ""
+    with pytest.raises(TerminalExitedError):
+        tmux.paste(PaneRef(pane_id=other.pane_id, terminal_id="mine"), "refused")
+    assert tmux.run("list-buffers", "-F", "#{buffer_name}", check=False).strip() == ""

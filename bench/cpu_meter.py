@@ -1,0 +1,70 @@
+"""CPU-seconds spent by a batch and the server behind it, from /proc and getrusage.
+
+Wall time on a shared machine moves with everyone else's work; CPU-seconds do not (much).
+Counted: this process's waited-for children (the batch, its `baton run`s, their git calls),
+the server process with its waited-for children (tmux commands), and the tmux server with
+its waited-for children (the agents in the panes, the tests they run).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _proc_cpu(pid: int | None) -> float:
+    """utime + stime + cutime + cstime of one live process, in seconds (0 when gone)."""
+    if pid is None:
+        return 0.0
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = text.rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / _TICK
+
+
+def tmux_server_pid(socket: Path) -> int | None:
+    """The pid of the tmux server on `socket`, or None when none runs."""
+    done = subprocess.run(
+        ["tmux", "-S", str(socket), "display-message", "-p", "#{pid}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return int(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
+
+
+@dataclass(frozen=True)
+class CpuSnapshot:
+    """Cumulative CPU-seconds at one moment: ours (children), the server's, tmux's."""
+
+    batch: float
+    server: float
+    tmux: float
+
+    @classmethod
+    def take(cls, server_pid: int | None, tmux_pid: int | None) -> CpuSnapshot:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return cls(usage.ru_utime + usage.ru_stime, _proc_cpu(server_pid), _proc_cpu(tmux_pid))
+
+    def since(self, start: CpuSnapshot) -> CpuSnapshot:
+        return CpuSnapshot(
+            self.batch - start.batch, self.server - start.server, self.tmux - start.tmux
+        )
+
+    @property
+    def total(self) -> float:
+        return self.batch + self.server + self.tmux
+
+    def describe(self, loops: int) -> str:
+        per = self.total / max(1, loops)
+        return (
+            f"CPU {self.total:.1f} s ({per:.2f} s per loop): batch+runs {self.batch:.1f}, "
+            f"server {self.server:.1f}, tmux+agents {self.tmux:.1f}"
+        )
