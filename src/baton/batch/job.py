@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -35,10 +37,12 @@ __all__ = [
     "FeatureJob",
     "FeatureOutcome",
     "Progress",
+    "RemoteSpec",
     "close_session",
     "close_session_of",
     "read_progress",
     "run_feature_job",
+    "run_local",
 ]
 
 _PROGRESS_SECONDS = 1.0
@@ -48,6 +52,27 @@ _PR_SET_PDEATHSIG = 1
 _PROMPT_NAME = "batch-prompt.md"
 _CONFIG_NAME = "batch-config.json"
 LOG_NAME = "batch-run.log"
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """Where a job on any host finds its work: the shared git remote and the shared store.
+
+    `url`: anything `git clone` understands (a bare repository on a shared path will do).
+    `store`: a directory every host reaches (leases, final outcomes, evidence).
+    `work_root`: this host's own directory (its clone, worktrees and `baton serve`);
+    empty: `$BATON_WORK_ROOT`, else `~/.cache/baton/work`, read on the host itself.
+    """
+
+    url: str
+    store: str
+    work_root: str = ""
+    lease_ttl: float = 30.0  # seconds a lease lives without a heartbeat
+    lease_wait: float | None = None  # how long to wait for a live lease (None: 2 x ttl)
+
+    def host_root(self) -> Path:
+        chosen = self.work_root or os.environ.get("BATON_WORK_ROOT", "")
+        return Path(chosen).expanduser() if chosen else Path.home() / ".cache" / "baton" / "work"
 
 
 @dataclass(frozen=True)
@@ -64,6 +89,7 @@ class FeatureJob:
     agents: Mapping[str, Any] = field(default_factory=dict)
     providers: tuple[str, ...] = ()  # every provider its terminals run (for per-provider caps)
     keep_agents: bool = False
+    remote: RemoteSpec | None = None  # set: run on any host, from and to the shared remote
 
     @property
     def state_file(self) -> Path:
@@ -136,16 +162,22 @@ def run_feature_job(
     can start the next feature meanwhile. `job_seconds` ends there too.
     """
     started = time.monotonic()
-    outcome, close = _run_job(job, on_progress, should_stop)
+    if job.remote is not None:
+        from baton.batch.remote_job import run_on_host  # it builds on this module
+
+        outcome, close = run_on_host(job, on_progress, should_stop)
+    else:
+        outcome, closing = run_local(job, on_progress, should_stop)
+        close = functools.partial(close_session, job) if closing else None
     outcome = dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
     if on_outcome is not None:
         on_outcome(outcome)
-    if close:
-        close_session(job)
+    if close is not None:
+        close()
     return outcome
 
 
-def _run_job(
+def run_local(
     job: FeatureJob,
     on_progress: Callable[[Progress], None] | None,
     should_stop: Callable[[], bool] | None,
