@@ -193,6 +193,13 @@ def test_a_feature_job_with_a_remote_passes_pushes_checkpoints_and_ends_on_its_c
     assert (again.status, again.detail) == ("PASS", "already finished")
     assert not (cluster.hosts["b"] / "worktrees").exists()
     assert cluster.branch("clamp") == tip
+    # A holder that died after storing its outcome, before its final push, left the last
+    # checkpoint on the branch: the next job finishes the push, running no agent.
+    cluster._git("update-ref", "refs/heads/baton/clamp", pushes[1])
+    again = run_feature_job(cluster.job("clamp", "b"))
+    assert again.status == "PASS", again
+    assert cluster.branch("clamp") == tip
+    assert _prompts(cluster.worktree("b", "clamp")) == _prompts(cluster.worktree("a", "clamp"))
 
 
 @pytest.mark.parametrize("cluster", [SLOW_TURNS], indirect=True)

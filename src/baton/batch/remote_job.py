@@ -37,7 +37,7 @@ from baton.batch.job import (
 from baton.batch.lease import Lease, current_lease, take_lease
 from baton.batch.remote_git import checkout_feature, host_clone, push_fenced, snapshot, write_mark
 from baton.batch.worktrees import git
-from baton.errors import BatonError, LeaseBusy, LeaseLost, StateFileError
+from baton.errors import BatonError, GitCommitError, LeaseBusy, LeaseLost, StateFileError
 from baton.orchestrator.state import FinalStatus, read_state_json, write_json_atomic
 
 __all__ = ["LOST_LEASE", "run_on_host", "stored_outcome"]
@@ -55,12 +55,28 @@ def _run_dir(store: Path, feature: str) -> Path:
 
 def stored_outcome(store: Path, feature: str) -> FeatureOutcome | None:
     """The final outcome a host stored for the feature; None while it is not final."""
+    found = _stored(store, feature)
+    return found[0] if found else None
+
+
+def _stored(store: Path, feature: str) -> tuple[FeatureOutcome, str] | None:
+    """The stored outcome and the branch head it ends on."""
     try:
         data = json.loads((_run_dir(store, feature) / "outcome.json").read_text("utf-8"))
         progress = Progress(**data["progress"])
-        return FeatureOutcome(str(data["status"]), None, "already finished", progress)
+        outcome = FeatureOutcome(str(data["status"]), None, "already finished", progress)
+        return outcome, str(data["head"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _remote_head(url: str, branch: str, cwd: Path) -> str:
+    """The branch's sha on the remote now ("" when absent or unreachable)."""
+    try:
+        listed = git(cwd, "ls-remote", url, f"refs/heads/{branch}")
+    except GitCommitError:
+        return ""
+    return listed.split()[0] if listed else ""
 
 
 def run_on_host(
@@ -138,9 +154,12 @@ class _HostRun:
     def run(
         self, on_progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]
     ) -> tuple[FeatureOutcome, Closer | None]:
-        finished = stored_outcome(self.store, self.job.name)
-        if finished is not None:
-            return finished, None
+        stored = _stored(self.store, self.job.name)
+        if (
+            stored is not None
+            and _remote_head(self.spec.url, self.job.branch, self.store) == stored[1]
+        ):
+            return stored[0], None  # else a holder died before its final push: finish it
         self.lease.start_heartbeat(self._lose)
         try:
             clone = host_clone(self.spec.url, self.work_root)
@@ -208,11 +227,11 @@ class _HostRun:
                 return outcome
             self._store_evidence()
             head = git(self.worktree, "rev-parse", "HEAD")
+            self._store_outcome(outcome, head)  # first: a rerun then only redoes the push
             self.lease.check()
             push_fenced(self.worktree, self.job.branch, head, self.expected)
             self.expected = head
             write_mark(self.worktree, head)
-            self._store_outcome(outcome)
         except LeaseLost as error:
             self._lose(str(error))
         except (BatonError, OSError) as error:
@@ -230,10 +249,11 @@ class _HostRun:
         if archive and Path(archive).is_dir():
             shutil.copytree(archive, target / Path(archive).name, dirs_exist_ok=True)
 
-    def _store_outcome(self, outcome: FeatureOutcome) -> None:
+    def _store_outcome(self, outcome: FeatureOutcome, head: str) -> None:
         progress = read_progress(self.local.state_file)
         document = {
             "status": outcome.status,
+            "head": head,
             "detail": outcome.detail,
             "progress": dataclasses.asdict(progress),
             "epoch": self.lease.epoch,
