@@ -181,8 +181,15 @@ def run_local(
     job: FeatureJob,
     on_progress: Callable[[Progress], None] | None,
     should_stop: Callable[[], bool] | None,
+    *,
+    on_tick: Callable[[], None] | None = None,
+    poll_seconds: float = _PROGRESS_SECONDS,
 ) -> tuple[FeatureOutcome, bool]:
-    """The outcome, and whether the loop's session is to be closed now."""
+    """The outcome, and whether the loop's session is to be closed now.
+
+    While the loop runs, `on_tick` and `should_stop` are called every `poll_seconds`,
+    `on_progress` about once a second.
+    """
     try:
         ensure_worktree(Path(job.repo_root), Path(job.worktree), job.branch, job.base)
         done = _already_finished(job)
@@ -192,7 +199,8 @@ def run_local(
         command, env = _command(job)
     except (BatonError, OSError) as error:
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
-    outcome = _drive(job, command, env, on_progress, should_stop or (lambda: False))
+    stop = should_stop or (lambda: False)
+    outcome = _drive(job, command, env, (on_progress, on_tick), stop, poll_seconds)
     return outcome, not job.keep_agents and outcome.status != "stopped"
 
 
@@ -260,11 +268,14 @@ def _drive(
     job: FeatureJob,
     command: list[str],
     env: dict[str, str],
-    on_progress: Callable[[Progress], None] | None,
+    hooks: tuple[Callable[[Progress], None] | None, Callable[[], None] | None],
     should_stop: Callable[[], bool],
+    poll_seconds: float,
 ) -> FeatureOutcome:
+    on_progress, on_tick = hooks
     stopped = False
     started = time.monotonic()
+    reported = started
     with job.log_file.open("ab") as log:
         process = subprocess.Popen(
             command,
@@ -278,11 +289,14 @@ def _drive(
         )
         while True:
             try:
-                code = process.wait(timeout=_PROGRESS_SECONDS)
+                code = process.wait(timeout=poll_seconds)
                 break
             except subprocess.TimeoutExpired:
                 pass
-            if on_progress is not None:
+            if on_tick is not None:
+                on_tick()
+            if on_progress is not None and time.monotonic() - reported >= _PROGRESS_SECONDS:
+                reported = time.monotonic()
                 on_progress(read_progress(job.state_file))
             if not stopped and should_stop():
                 stopped = True

@@ -178,7 +178,7 @@ def snapshot(worktree: Path, message: str) -> str:
     env = {"GIT_INDEX_FILE": str(index)}
     try:
         git(worktree, "read-tree", "HEAD", env=env)
-        git(worktree, "add", "-A", "--", ".", env=env)
+        git(worktree, "add", "-A", "--", ".", ":(exclude).tmp", env=env)
         if (worktree / ".tmp").is_dir():
             git(
                 worktree,
@@ -189,6 +189,7 @@ def snapshot(worktree: Path, message: str) -> str:
                 ".tmp",
                 ":(exclude,glob).tmp/**/*.lock",
                 ":(exclude,glob).tmp/**/.*.tmp",
+                ":(exclude,glob).tmp/**/*.ack",
                 env=env,
             )
         tree = git(worktree, "write-tree", env=env)

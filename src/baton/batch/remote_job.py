@@ -17,11 +17,11 @@ import dataclasses
 import functools
 import hashlib
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from baton.batch.host_server import ensure_host_server
 from baton.batch.job import (
@@ -38,6 +38,7 @@ from baton.batch.lease import Lease, current_lease, take_lease
 from baton.batch.remote_git import checkout_feature, host_clone, push_fenced, snapshot, write_mark
 from baton.batch.worktrees import git
 from baton.errors import BatonError, GitCommitError, LeaseBusy, LeaseLost, StateFileError
+from baton.orchestrator.checkpoint_gate import GATE_VARIABLE, ack_path_for, state_digest
 from baton.orchestrator.state import FinalStatus, read_state_json, write_json_atomic
 
 __all__ = ["LOST_LEASE", "run_on_host", "stored_outcome"]
@@ -45,6 +46,7 @@ __all__ = ["LOST_LEASE", "run_on_host", "stored_outcome"]
 LOST_LEASE = "lost-lease"
 LEASE_BUSY = "lease-busy"
 _FINAL = (FinalStatus.PASS.value, FinalStatus.FAIL.value)
+_TICK_SECONDS = 0.1  # how soon a saved state is pushed (the loop waits for it)
 
 Closer = Callable[[], None]
 
@@ -99,6 +101,22 @@ def run_on_host(
         lease.release()
 
 
+def write_json_ack(path: Path, digest: str) -> None:
+    """Tell the loop its state is pushed (atomic: the loop never reads half a digest)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(digest, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _where(state_file: Path) -> str:
+    """`round 1, programmer` for a checkpoint's message."""
+    try:
+        data = read_state_json(state_file)
+    except StateFileError:
+        return "a new state"
+    return f"round {data.get('current_round')}, {data.get('current_phase')}"
+
+
 def _take(spec: RemoteSpec, feature: str, should_stop: Callable[[], bool]) -> Lease:
     """The lease, waiting while a holder that may be dead lets it expire."""
     wait = spec.lease_wait if spec.lease_wait is not None else 2 * spec.lease_ttl
@@ -113,24 +131,6 @@ def _take(spec: RemoteSpec, feature: str, should_stop: Callable[[], bool]) -> Le
             time.sleep(min(1.0, spec.lease_ttl / 4))
 
 
-def _position(state_file: Path) -> tuple[Any, ...] | None:
-    """Where the loop stands, as far as a checkpoint cares; None before any state."""
-    try:
-        data = read_state_json(state_file)
-    except StateFileError:
-        return None
-    awaiting = data.get("awaiting") or {}
-    return (
-        data.get("current_round"),
-        data.get("current_phase"),
-        data.get("current_cycle"),
-        data.get("current_step"),
-        awaiting.get("role") if isinstance(awaiting, dict) else None,
-        data.get("final_status"),
-        data.get("exit_complete"),
-    )
-
-
 class _HostRun:
     """One feature on this host while it holds the lease."""
 
@@ -142,7 +142,7 @@ class _HostRun:
         self.store = Path(spec.store)
         self.lost: str | None = None
         self.expected: str | None = None  # the remote branch's sha as this holder left it
-        self.position: tuple[Any, ...] | None = None
+        self.acked = ""  # the digest of the last state file pushed
         namespace = hashlib.sha256(f"{spec.url}\n{spec.store}".encode()).hexdigest()[:12]
         self.worktree = work_root / "worktrees" / namespace / job.name
         self.local = job
@@ -176,8 +176,15 @@ class _HostRun:
             remote=None,
             env={**self.job.env, "API": api},
         )
+        self.local = dataclasses.replace(
+            self.local, env={**self.local.env, GATE_VARIABLE: str(self.local.state_file)}
+        )
         outcome, closing = run_local(
-            self.local, self._on_progress(on_progress), lambda: bool(self.lost) or should_stop()
+            self.local,
+            on_progress,
+            lambda: bool(self.lost) or should_stop(),
+            on_tick=self._tick,
+            poll_seconds=_TICK_SECONDS,
         )
         closer = functools.partial(close_session, self.local)
         if self.lost is None:
@@ -189,26 +196,25 @@ class _HostRun:
         final = outcome.status in _FINAL
         return outcome, (closer if (closing or final) and not self.job.keep_agents else None)
 
-    def _on_progress(
-        self, on_progress: Callable[[Progress], None] | None
-    ) -> Callable[[Progress], None]:
-        def hook(progress: Progress) -> None:
-            if on_progress is not None:
-                on_progress(progress)
-            if self.lost is not None:
-                return
-            position = _position(self.local.state_file)
-            if position is None or position == self.position:
-                return
-            try:
-                self._checkpoint(f"round {progress.round} {progress.phase}")
-                self.position = position
-            except LeaseLost as error:
-                self._lose(str(error))
-            except (BatonError, OSError):
-                pass  # the remote or store hiccupped: the next poll tries again
-
-        return hook
+    def _tick(self) -> None:
+        """Checkpoint each new state as saved, then let the loop's next prompt go out."""
+        if self.lost is not None:
+            return
+        state_file = self.local.state_file
+        try:
+            digest = state_digest(state_file)
+        except OSError:
+            return  # no state saved yet
+        if digest == self.acked:
+            return
+        try:
+            self._checkpoint(_where(state_file))
+            write_json_ack(ack_path_for(state_file), digest)
+            self.acked = digest
+        except LeaseLost as error:
+            self._lose(str(error))
+        except (BatonError, OSError):
+            pass  # the remote or store hiccupped: the next tick tries again
 
     def _checkpoint(self, label: str) -> None:
         """Snapshot the work tree and push it, only while this epoch holds the lease."""
