@@ -22,8 +22,8 @@ from baton.errors import LeaseLost
 from baton.orchestrator.checkpoint_gate import (
     GATE_VARIABLE,
     ack_path_for,
-    state_digest,
     wait_for_checkpoint,
+    want_path_for,
 )
 from baton.orchestrator.runlog import RunLog
 
@@ -135,17 +135,22 @@ def test_the_gate_waits_for_the_digest_of_the_saved_state(
     state.write_text('{"version": 1}')
     wait_for_checkpoint(log, wait_seconds=0)  # no gate: returns at once
     monkeypatch.setenv(GATE_VARIABLE, str(state))
-    ack_path_for(state).write_text("an older state")
     released = threading.Event()
 
     def acknowledge() -> None:
-        time.sleep(0.3)
+        want = want_path_for(state)
+        deadline = time.monotonic() + 10
+        while not want.exists():  # the job sees what the loop asks for, pushes, answers
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
         released.set()
-        ack_path_for(state).write_text(state_digest(state))
+        ack_path_for(state).write_text(want.read_text())
 
-    threading.Thread(target=acknowledge).start()
-    wait_for_checkpoint(log, wait_seconds=30)
+    threading.Thread(target=acknowledge, daemon=True).start()
+    wait_for_checkpoint(log, wait_seconds=15)
     assert released.is_set()
+    wait_for_checkpoint(log, wait_seconds=0)  # the same state again: pushed already
     state.write_text('{"version": 1, "current_round": 2}')
     started = time.monotonic()
     wait_for_checkpoint(log, wait_seconds=0.2)  # never acknowledged: goes on after a while

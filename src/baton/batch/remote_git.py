@@ -190,6 +190,7 @@ def snapshot(worktree: Path, message: str) -> str:
                 ":(exclude,glob).tmp/**/*.lock",
                 ":(exclude,glob).tmp/**/.*.tmp",
                 ":(exclude,glob).tmp/**/*.ack",
+                ":(exclude,glob).tmp/**/*.want",
                 env=env,
             )
         tree = git(worktree, "write-tree", env=env)

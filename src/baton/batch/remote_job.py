@@ -17,7 +17,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import os
 import shutil
 import time
 from collections.abc import Callable
@@ -38,7 +37,13 @@ from baton.batch.lease import Lease, current_lease, take_lease
 from baton.batch.remote_git import checkout_feature, host_clone, push_fenced, snapshot, write_mark
 from baton.batch.worktrees import git
 from baton.errors import BatonError, GitCommitError, LeaseBusy, LeaseLost, StateFileError
-from baton.orchestrator.checkpoint_gate import GATE_VARIABLE, ack_path_for, state_digest
+from baton.orchestrator.checkpoint_gate import (
+    GATE_VARIABLE,
+    ack_path_for,
+    state_digest,
+    want_path_for,
+    write_digest,
+)
 from baton.orchestrator.state import FinalStatus, read_state_json, write_json_atomic
 
 __all__ = ["LOST_LEASE", "run_on_host", "stored_outcome"]
@@ -46,7 +51,7 @@ __all__ = ["LOST_LEASE", "run_on_host", "stored_outcome"]
 LOST_LEASE = "lost-lease"
 LEASE_BUSY = "lease-busy"
 _FINAL = (FinalStatus.PASS.value, FinalStatus.FAIL.value)
-_TICK_SECONDS = 0.1  # how soon a saved state is pushed (the loop waits for it)
+_TICK_SECONDS = 0.05  # how soon a checkpoint the loop waits for is taken
 
 Closer = Callable[[], None]
 
@@ -99,13 +104,6 @@ def run_on_host(
         return run.run(on_progress, should_stop or (lambda: False))
     finally:
         lease.release()
-
-
-def write_json_ack(path: Path, digest: str) -> None:
-    """Tell the loop its state is pushed (atomic: the loop never reads half a digest)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(digest, encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def _where(state_file: Path) -> str:
@@ -197,20 +195,21 @@ class _HostRun:
         return outcome, (closer if (closing or final) and not self.job.keep_agents else None)
 
     def _tick(self) -> None:
-        """Checkpoint each new state as saved, then let the loop's next prompt go out."""
+        """The loop asks for a checkpoint before its next prompt: push, then let it go on."""
         if self.lost is not None:
             return
         state_file = self.local.state_file
         try:
-            digest = state_digest(state_file)
+            wanted = want_path_for(state_file).read_text(encoding="utf-8").strip()
         except OSError:
-            return  # no state saved yet
-        if digest == self.acked:
+            return  # nothing asked yet
+        if not wanted or wanted == self.acked:
             return
         try:
             self._checkpoint(_where(state_file))
-            write_json_ack(ack_path_for(state_file), digest)
-            self.acked = digest
+            if state_digest(state_file) == wanted:  # the loop stood still meanwhile
+                write_digest(ack_path_for(state_file), wanted)
+                self.acked = wanted
         except LeaseLost as error:
             self._lose(str(error))
         except (BatonError, OSError):

@@ -3,10 +3,12 @@
 A feature job running on any host (`baton.batch.remote_job`) pushes the work tree and the
 state file to the shared remote as the loop moves on. So that a host lost mid-turn redoes
 only the turn in flight, the answers before it must be pushed before the next prompt goes
-out: with `BATON_CHECKPOINT_GATE=<state file>` in its environment, `baton run` waits before
-each new prompt until `<state file>.ack` holds the digest of the state file as saved, which
-the job writes once that state is pushed. Without the variable nothing waits. A job that
-does not answer within a while (its remote unreachable) only delays the turn, with a warning.
+out: with `BATON_CHECKPOINT_GATE=<state file>` in its environment, `baton run` writes the
+digest of the state file as saved to `<state file>.want` before each new prompt, and waits
+until the job, having pushed that state, writes the same digest to `<state file>.ack`. So
+there is one checkpoint per turn, taken while the loop stands still. Without the variable
+nothing waits. A job that does not answer within a while (its remote unreachable) only
+delays the turn, with a warning.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from pathlib import Path
 
 from baton.orchestrator.runlog import RunLog
 
-__all__ = ["GATE_VARIABLE", "ack_path_for", "state_digest", "wait_for_checkpoint"]
+__all__ = [
+    "GATE_VARIABLE",
+    "ack_path_for",
+    "state_digest",
+    "wait_for_checkpoint",
+    "want_path_for",
+    "write_digest",
+]
 
 GATE_VARIABLE = "BATON_CHECKPOINT_GATE"
 _WAIT_SECONDS = 120.0
@@ -28,6 +37,18 @@ _PAUSE_SECONDS = 0.02
 def ack_path_for(state_path: Path) -> Path:
     """Where the job acknowledges a checkpoint: beside the state file, `<name>.ack`."""
     return state_path.with_name(state_path.name + ".ack")
+
+
+def want_path_for(state_path: Path) -> Path:
+    """Where the loop asks for a checkpoint: beside the state file, `<name>.want`."""
+    return state_path.with_name(state_path.name + ".want")
+
+
+def write_digest(path: Path, digest: str) -> None:
+    """Write a digest atomically (a reader never sees half of one)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(digest, encoding="utf-8")
+    os.replace(temporary, path)
 
 
 def state_digest(state_path: Path) -> str:
@@ -46,14 +67,23 @@ def wait_for_checkpoint(log: RunLog, wait_seconds: float = _WAIT_SECONDS) -> Non
     except OSError:
         return
     ack = ack_path_for(state_path)
+    if _read(ack) == wanted:
+        return  # this very state is pushed already
+    try:
+        write_digest(want_path_for(state_path), wanted)
+    except OSError as error:
+        log.warning(f"cannot ask for a checkpoint of {state_path}: {error}; going on")
+        return
     deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            if ack.read_text(encoding="utf-8").strip() == wanted:
-                return
-        except OSError:
-            pass
+    while _read(ack) != wanted:
         if time.monotonic() > deadline:
             log.warning(f"no checkpoint of {state_path} within {wait_seconds:.0f}s; going on")
             return
         time.sleep(_PAUSE_SECONDS)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
