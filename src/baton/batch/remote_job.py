@@ -168,15 +168,10 @@ class _HostRun:
         except (BatonError, OSError) as error:
             return FeatureOutcome("error", None, str(error), Progress()), None
         self.local = dataclasses.replace(
-            self.job,
-            repo_root=str(clone),
-            worktree=str(self.worktree),
-            remote=None,
-            env={**self.job.env, "API": api},
+            self.job, repo_root=str(clone), worktree=str(self.worktree), remote=None
         )
-        self.local = dataclasses.replace(
-            self.local, env={**self.local.env, GATE_VARIABLE: str(self.local.state_file)}
-        )
+        gate = {"API": api, GATE_VARIABLE: str(self.local.state_file)}
+        self.local = dataclasses.replace(self.local, env={**self.job.env, **gate})
         outcome, closing = run_local(
             self.local,
             on_progress,
