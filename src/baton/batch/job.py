@@ -295,7 +295,8 @@ def _drive(
                 pass
             if on_tick is not None:
                 on_tick()
-            if on_progress is not None and time.monotonic() - reported >= _PROGRESS_SECONDS:
+            due = on_tick is None or time.monotonic() - reported >= _PROGRESS_SECONDS
+            if on_progress is not None and due:
                 reported = time.monotonic()
                 on_progress(read_progress(job.state_file))
             if not stopped and should_stop():
