@@ -8,6 +8,9 @@
     ├── RunInterrupted              SIGINT/SIGTERM arrived; carries the signal number
     ├── BudgetExhausted             MAX_TOKENS or MAX_COST_USD reached; the run is resumable
     ├── GitCommitError              POST_GIT_COMMIT could not commit the change
+    ├── LeaseError                  a feature's lease in a batch's shared store
+    │   ├── LeaseBusy               another host holds it and it has not expired
+    │   └── LeaseLost               a newer epoch took it: this holder must stop writing
     ├── ApiError                    talking to the CAO-compatible API failed
     │   ├── ApiUnreachableError     nothing answers at the API URL
     │   ├── ApiOutcomeUnknown       a write whose answer was lost: it may or may not be done
@@ -62,6 +65,9 @@ __all__ = [
     "HandoffTimeout",
     "InputNotAcceptedError",
     "InputQueueTimeoutError",
+    "LeaseBusy",
+    "LeaseError",
+    "LeaseLost",
     "MessageTooLargeError",
     "MissingResponseError",
     "NotFoundError",
@@ -119,6 +125,18 @@ class BudgetExhausted(BatonError):
 
 class GitCommitError(BatonError):
     """The commit after a PASS (POST_GIT_COMMIT) could not be made."""
+
+
+class LeaseError(BatonError):
+    """A feature's lease (`baton.batch.lease`) cannot be taken or is no longer held."""
+
+
+class LeaseBusy(LeaseError):
+    """Another host holds the feature's lease and it has not expired."""
+
+
+class LeaseLost(LeaseError):
+    """A newer epoch took the lease (or it expired unrenewed): stop, write nothing more."""
 
 
 class RunInterrupted(BatonError):

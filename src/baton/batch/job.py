@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -36,10 +38,12 @@ __all__ = [
     "FeatureJob",
     "FeatureOutcome",
     "Progress",
+    "RemoteSpec",
     "close_session",
     "close_session_of",
     "read_progress",
     "run_feature_job",
+    "run_local",
 ]
 
 _PROGRESS_SECONDS = 1.0
@@ -49,6 +53,27 @@ _PR_SET_PDEATHSIG = 1
 _PROMPT_NAME = "batch-prompt.md"
 _CONFIG_NAME = "batch-config.json"
 LOG_NAME = "batch-run.log"
+
+
+@dataclass(frozen=True)
+class RemoteSpec:
+    """Where a job on any host finds its work: the shared git remote and the shared store.
+
+    `url`: anything `git clone` understands (a bare repository on a shared path will do).
+    `store`: a directory every host reaches (leases, final outcomes, evidence).
+    `work_root`: this host's own directory (its clone, worktrees and `baton serve`);
+    empty: `$BATON_WORK_ROOT`, else `~/.cache/baton/work`, read on the host itself.
+    """
+
+    url: str
+    store: str
+    work_root: str = ""
+    lease_ttl: float = 30.0  # seconds a lease lives without a heartbeat
+    lease_wait: float | None = None  # how long to wait for a live lease (None: 2 x ttl)
+
+    def host_root(self) -> Path:
+        chosen = self.work_root or os.environ.get("BATON_WORK_ROOT", "")
+        return Path(chosen).expanduser() if chosen else Path.home() / ".cache" / "baton" / "work"
 
 
 @dataclass(frozen=True)
@@ -65,6 +90,7 @@ class FeatureJob:
     agents: Mapping[str, Any] = field(default_factory=dict)
     providers: tuple[str, ...] = ()  # every provider its terminals run (for per-provider caps)
     keep_agents: bool = False
+    remote: RemoteSpec | None = None  # set: run on any host, from and to the shared remote
 
     @property
     def state_file(self) -> Path:
@@ -137,21 +163,34 @@ def run_feature_job(
     can start the next feature meanwhile. `job_seconds` ends there too.
     """
     started = time.monotonic()
-    outcome, close = _run_job(job, on_progress, should_stop)
+    if job.remote is not None:
+        from baton.batch.remote_job import run_on_host  # it builds on this module
+
+        outcome, close = run_on_host(job, on_progress, should_stop)
+    else:
+        outcome, closing = run_local(job, on_progress, should_stop)
+        close = functools.partial(close_session, job) if closing else None
     outcome = dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
     if on_outcome is not None:
         on_outcome(outcome)
-    if close:
-        close_session(job)
+    if close is not None:
+        close()
     return outcome
 
 
-def _run_job(
+def run_local(
     job: FeatureJob,
     on_progress: Callable[[Progress], None] | None,
     should_stop: Callable[[], bool] | None,
+    *,
+    on_tick: Callable[[], None] | None = None,
+    poll_seconds: float = _PROGRESS_SECONDS,
 ) -> tuple[FeatureOutcome, bool]:
-    """The outcome, and whether the loop's session is to be closed now."""
+    """The outcome, and whether the loop's session is to be closed now.
+
+    While the loop runs, `on_tick` and `should_stop` are called every `poll_seconds`,
+    `on_progress` about once a second.
+    """
     try:
         ensure_worktree(Path(job.repo_root), Path(job.worktree), job.branch, job.base)
         done = _already_finished(job)
@@ -161,7 +200,8 @@ def _run_job(
         command, env = _command(job)
     except (BatonError, OSError) as error:
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
-    outcome = _drive(job, command, env, on_progress, should_stop or (lambda: False))
+    stop = should_stop or (lambda: False)
+    outcome = _drive(job, command, env, (on_progress, on_tick), stop, poll_seconds)
     return outcome, not job.keep_agents and outcome.status != "stopped"
 
 
@@ -230,11 +270,14 @@ def _drive(
     job: FeatureJob,
     command: list[str],
     env: dict[str, str],
-    on_progress: Callable[[Progress], None] | None,
+    hooks: tuple[Callable[[Progress], None] | None, Callable[[], None] | None],
     should_stop: Callable[[], bool],
+    poll_seconds: float,
 ) -> FeatureOutcome:
+    on_progress, on_tick = hooks
     stopped = False
     started = time.monotonic()
+    reported = started
     with job.log_file.open("ab") as log:
         process = subprocess.Popen(
             command,
@@ -248,11 +291,15 @@ def _drive(
         )
         while True:
             try:
-                code = process.wait(timeout=_PROGRESS_SECONDS)
+                code = process.wait(timeout=poll_seconds)
                 break
             except subprocess.TimeoutExpired:
                 pass
-            if on_progress is not None:
+            if on_tick is not None:
+                on_tick()
+            due = on_tick is None or time.monotonic() - reported >= _PROGRESS_SECONDS
+            if on_progress is not None and due:
+                reported = time.monotonic()
                 on_progress(read_progress(job.state_file))
             if not stopped and should_stop():
                 stopped = True

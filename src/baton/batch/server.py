@@ -26,12 +26,12 @@ import httpx
 from baton.errors import ApiUnreachableError
 from baton.tls import tls_verify_for
 
-__all__ = ["BatchServer", "announce_batch"]
+__all__ = ["BatchServer", "announce_batch", "free_port"]
 
 _STARTUP_SECONDS = 30.0
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -82,7 +82,7 @@ class BatchServer:
         for name in ("TMUX", "TMUX_PANE"):
             env.pop(name, None)
         for _attempt in range(3):
-            self.port = _free_port()
+            self.port = free_port()
             command = [sys.executable, "-m", "baton", "serve", "--port", str(self.port)]
             command += ["--state-dir", str(self.state_dir)]
             with self.log_path.open("ab") as log:

@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from baton.errors import ConfigError, GitCommitError
@@ -31,9 +31,9 @@ BATON_DIR = ".baton"
 BATCH_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> str:
+def git(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
     """Run git in `cwd`; its stdout (stripped). GitCommitError with git's last line on failure."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     try:
         done = subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120

@@ -29,6 +29,7 @@ from baton.errors import (
 from baton.orchestrator.archive import Response
 from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.budget import Budget
+from baton.orchestrator.checkpoint_gate import wait_for_checkpoint
 from baton.orchestrator.crashpoints import crash_point
 from baton.orchestrator.events import EventKind
 from baton.orchestrator.handoff import Handoff
@@ -105,6 +106,7 @@ class TurnRunner:
         response = self._pending_answer(terminal_key, where)
         if response is None:
             self._check_budget()
+            wait_for_checkpoint(self.log)  # a feature job on a shared remote pushes first
             response = self._send_and_receive(terminal_key, where, build)
         terminal_id = self.state.terminals[terminal_key]
         self.events.emit(

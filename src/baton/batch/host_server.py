@@ -1,0 +1,127 @@
+"""One `baton serve` per host for feature jobs: started on demand, shared, outliving a job.
+
+Jobs on a host share its work root. The first job that needs a server starts one (under
+`server.lock`) in its own session, so it outlives the job (a job killed mid-loop leaves
+the agents where a rerun on this host adopts them), on a free loopback port with a private
+tmux socket, and writes `server.json` (port, pid); later jobs reuse it while /health
+answers. `stop_host_server` ends it and its tmux server (a worker leaving, or a test).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from baton.batch.server import free_port
+from baton.errors import ApiUnreachableError
+
+__all__ = ["ensure_host_server", "stop_host_server"]
+
+_STARTUP_SECONDS = 30.0
+_RECORD = "server.json"
+
+
+def _socket_dir(work_root: Path) -> Path:
+    digest = hashlib.sha256(str(work_root.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"baton-host-{os.getuid()}-{digest}"
+
+
+def _healthy(url: str) -> bool:
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    return False
+
+
+def _record(work_root: Path) -> dict[str, int]:
+    try:
+        data = json.loads((work_root / _RECORD).read_text(encoding="utf-8"))
+        return {"port": int(data["port"]), "pid": int(data["pid"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def ensure_host_server(work_root: Path) -> str:
+    """The base URL of this host's server, started now if none answers."""
+    work_root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(work_root / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        record = _record(work_root)
+        if record and _healthy(f"http://127.0.0.1:{record['port']}"):
+            return f"http://127.0.0.1:{record['port']}"
+        return _start(work_root)
+    finally:
+        os.close(fd)
+
+
+def _start(work_root: Path) -> str:
+    socket_dir = _socket_dir(work_root)
+    socket_dir.mkdir(mode=0o700, exist_ok=True)
+    env = {**os.environ, "BATON_TMUX_SOCKET": str(socket_dir / "tmux.sock")}
+    for name in ("TMUX", "TMUX_PANE"):
+        env.pop(name, None)
+    state_dir = work_root / "server"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    for _attempt in range(3):
+        port = free_port()
+        command = [sys.executable, "-m", "baton", "serve", "--port", str(port)]
+        with (work_root / "server.log").open("ab") as log:
+            process = subprocess.Popen(
+                [*command, "--state-dir", str(state_dir)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # outlives the job that started it
+            )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + _STARTUP_SECONDS
+        while time.monotonic() < deadline and process.poll() is None:
+            if _healthy(url):
+                text = json.dumps({"port": port, "pid": process.pid})
+                (work_root / _RECORD).write_text(text, encoding="utf-8")
+                return url
+            time.sleep(0.1)
+        _end(process.pid)
+    raise ApiUnreachableError(f"this host's baton serve did not start; see {work_root}/server.log")
+
+
+def _end(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        for _tick in range(150):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    return
+            os.kill(pid, 0)
+            time.sleep(0.1)
+        os.kill(pid, signal.SIGKILL)
+
+
+def stop_host_server(work_root: Path) -> None:
+    """Stop this host's server, if any, and its tmux server (every agent left in it)."""
+    record = _record(work_root)
+    if record:
+        _end(record["pid"])
+        with contextlib.suppress(OSError):
+            (work_root / _RECORD).unlink()
+    socket_dir = _socket_dir(work_root)
+    subprocess.run(
+        ["tmux", "-S", str(socket_dir / "tmux.sock"), "kill-server"],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    shutil.rmtree(socket_dir, ignore_errors=True)

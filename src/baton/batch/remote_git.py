@@ -1,0 +1,230 @@
+"""git for a feature job on any host: a host-local clone of the shared remote, the feature's
+worktree restored from its last checkpoint, and fenced checkpoint pushes.
+
+A checkpoint is one commit whose parent is the feature's real HEAD (the base, or the PASS
+commit) and whose tree is the whole work tree, Baton's `.tmp/` included (the state file,
+the run record, the archive, any answer file an agent left; lock and temp files left out).
+It is pushed to `baton/<feature>` on the remote, replacing the previous checkpoint, with
+`--force-with-lease=<ref>:<the sha this holder last saw>`: a compare-and-swap, so a stale
+holder can never overwrite newer work. The final push replaces the checkpoint with the
+real HEAD, so the branch ends exactly as a local run leaves it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from baton.batch.worktrees import git
+from baton.errors import GitCommitError, LeaseLost, StateFileError
+from baton.orchestrator.state import read_state_json, write_json_atomic
+
+__all__ = [
+    "CHECKPOINT_TRAILER",
+    "MARK_NAME",
+    "checkout_feature",
+    "host_clone",
+    "push_fenced",
+    "remote_sha",
+    "snapshot",
+]
+
+CHECKPOINT_TRAILER = "Baton-Checkpoint"
+MARK_NAME = "baton-checkpoint.json"  # in .tmp: the remote sha this worktree is at
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Baton",
+    "GIT_AUTHOR_EMAIL": "baton@localhost",
+    "GIT_COMMITTER_NAME": "Baton",
+    "GIT_COMMITTER_EMAIL": "baton@localhost",
+}
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One process at a time on this host (jobs of one host share their clone)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def host_clone(url: str, work_root: Path) -> Path:
+    """This host's clone of the remote (made once, fetched on every call); its path."""
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    clone = work_root / "repos" / digest
+    with _locked(work_root / "repos" / f"{digest}.lock"):
+        if not (clone / ".git").is_dir():
+            shutil.rmtree(clone, ignore_errors=True)  # a clone a killed job left half-made
+            clone.parent.mkdir(parents=True, exist_ok=True)
+            git(clone.parent, "clone", "-q", "--no-checkout", url, clone.name)
+        else:
+            git(clone, "fetch", "-q", "--prune", "origin")
+        if not git(clone, "config", "user.email", check=False):
+            git(clone, "config", "user.name", "Baton")
+            git(clone, "config", "user.email", f"baton@{socket.gethostname()}")
+    return clone
+
+
+def remote_sha(clone: Path, branch: str) -> str | None:
+    """The branch's sha on the remote as last fetched; None when it is not there."""
+    found = git(
+        clone, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{branch}", check=False
+    )
+    return found or None
+
+
+def _is_checkpoint(clone: Path, sha: str) -> bool:
+    message = git(clone, "log", "-1", "--format=%B", sha)
+    return f"\n{CHECKPOINT_TRAILER}:" in f"\n{message}"
+
+
+def _mark(worktree: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((worktree / ".tmp" / MARK_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_mark(worktree: Path, sha: str | None, **extra: Any) -> None:
+    """Record which remote sha this worktree matches (a rerun here may keep it)."""
+    write_json_atomic(worktree / ".tmp" / MARK_NAME, {**_mark(worktree), "sha": sha, **extra})
+
+
+def checkout_feature(
+    clone: Path, worktree: Path, branch: str, base: str, state_name: str
+) -> str | None:
+    """The feature's worktree as the remote has it; the remote sha (None: a new feature).
+
+    A worktree this host already has is kept when the remote still holds what it last
+    pushed or restored (it is then at least as new); otherwise it is made again from the
+    remote: a checkpoint's parent as HEAD and its tree as the work tree, or the base.
+    """
+    sha = remote_sha(clone, branch)
+    if (worktree / ".git").exists() and _mark(worktree).get("sha", "") == sha:
+        return sha
+    with _locked(clone / ".git" / "baton-worktrees.lock"):
+        if worktree.exists():
+            git(clone, "worktree", "remove", "--force", str(worktree), check=False)
+            shutil.rmtree(worktree, ignore_errors=True)
+        git(clone, "worktree", "prune")
+        worktree.parent.mkdir(parents=True, exist_ok=True)
+        if sha is None:
+            git(clone, "worktree", "add", "-q", "-B", branch, str(worktree), base)
+        elif not _is_checkpoint(clone, sha):
+            git(clone, "worktree", "add", "-q", "-B", branch, str(worktree), sha)
+        else:
+            git(
+                clone,
+                "worktree",
+                "add",
+                "-q",
+                "--no-checkout",
+                "-B",
+                branch,
+                str(worktree),
+                f"{sha}^",
+            )
+            git(worktree, "read-tree", "-u", "--reset", sha)  # the snapshot, .tmp included
+            git(worktree, "reset", "-q")  # the index back to HEAD: the work is uncommitted again
+    _rehome_state(worktree / ".tmp" / state_name, worktree)
+    write_mark(worktree, sha, restored_from=sha)
+    return sha
+
+
+def _rehome_state(state_file: Path, worktree: Path) -> None:
+    """Point a restored state file's paths (wd, archive, answers) at this host's worktree."""
+    if not state_file.is_file():
+        return
+    data = read_state_json(state_file)
+    old = str(data.get("wd") or "")
+    new = str(worktree.resolve())
+    if not old or old == new:
+        return
+
+    def moved(value: Any) -> Any:
+        if isinstance(value, str) and (value == old or value.startswith(old + "/")):
+            return new + value[len(old) :]
+        if isinstance(value, dict):
+            return {key: moved(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [moved(item) for item in value]
+        return value
+
+    try:
+        write_json_atomic(state_file, moved(data))
+    except OSError as error:
+        raise StateFileError(
+            f"cannot rewrite the restored state file {state_file}: {error}"
+        ) from None
+
+
+def snapshot(worktree: Path, message: str) -> str:
+    """A checkpoint commit of the whole work tree on top of HEAD (HEAD itself is not moved)."""
+    index = Path(git(worktree, "rev-parse", "--git-path", "baton-checkpoint.index"))
+    index = index if index.is_absolute() else worktree / index
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        git(worktree, "read-tree", "HEAD", env=env)
+        git(worktree, "add", "-A", "--", ".", ":(exclude).tmp", env=env)
+        if (worktree / ".tmp").is_dir():
+            git(
+                worktree,
+                "add",
+                "-A",
+                "-f",
+                "--",
+                ".tmp",
+                ":(exclude,glob).tmp/**/*.lock",
+                ":(exclude,glob).tmp/**/.*.tmp",
+                ":(exclude,glob).tmp/**/*.ack",
+                ":(exclude,glob).tmp/**/*.want",
+                env=env,
+            )
+        tree = git(worktree, "write-tree", env=env)
+    finally:
+        with contextlib.suppress(OSError):
+            index.unlink()
+    text = f"{message}\n\n{CHECKPOINT_TRAILER}: 1\n"
+    return git(worktree, "commit-tree", tree, "-p", "HEAD", "-m", text, env=_IDENTITY)
+
+
+def push_fenced(worktree: Path, branch: str, sha: str, expected: str | None) -> None:
+    """Push `sha` to the remote branch only if the branch is still at `expected`.
+
+    LeaseLost when the remote refused it (someone else moved the branch); GitCommitError
+    for any other failure.
+    """
+    ref = f"refs/heads/{branch}"
+    lease = f"--force-with-lease={ref}:{expected or ''}"
+    command = ["git", "push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:{ref}"]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=worktree,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            timeout=120,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise GitCommitError(f"git push: {error}") from None
+    if done.returncode == 0:
+        return
+    said = f"{done.stdout}\n{done.stderr}"
+    if "stale info" in said or "[rejected]" in said or "fetch first" in said:
+        raise LeaseLost(f"the push to {branch} was refused: the remote branch moved")
+    lines = done.stderr.strip().splitlines()
+    raise GitCommitError(f"git push {branch}: {lines[-1] if lines else 'failed'}")

@@ -1,0 +1,157 @@
+"""A feature's worktree from a shared remote, real git: checkpoints, restore, fenced pushes,
+and the checkpoint gate that makes `baton run` wait for them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from baton.batch.remote_git import (
+    CHECKPOINT_TRAILER,
+    checkout_feature,
+    host_clone,
+    push_fenced,
+    snapshot,
+)
+from baton.errors import LeaseLost
+from baton.orchestrator.checkpoint_gate import (
+    GATE_VARIABLE,
+    ack_path_for,
+    wait_for_checkpoint,
+    want_path_for,
+)
+from baton.orchestrator.runlog import RunLog
+
+STATE = "state.json"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> tuple[Path, str]:
+    """A bare remote with one commit on main; (its path, that commit)."""
+    source = tmp_path / "source"
+    (source / "pkg").mkdir(parents=True)
+    (source / "pkg" / "mod.py").write_text("x = 1\n")
+    (source / "gone.txt").write_text("to be deleted\n")
+    _git(source, "init", "-q", "-b", "main")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "base")
+    bare = tmp_path / "remote.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(source), str(bare))
+    return bare, _git(source, "rev-parse", "HEAD")
+
+
+def _work(worktree: Path) -> None:
+    """What agents and a loop leave: an edit, a new file, a deletion, Baton's own files."""
+    (worktree / "pkg" / "mod.py").write_text("x = 2\n")
+    (worktree / "pkg" / "new.py").write_text("y = 1\n")
+    (worktree / "gone.txt").unlink()
+    tmp = worktree / ".tmp"
+    (tmp / "20260101-000000").mkdir(parents=True)
+    (tmp / "20260101-000000" / "001-analyst-prompt.md").write_text("prompt")
+    archive = str(tmp / "20260101-000000")
+    state = {"version": 1, "wd": str(worktree), "archive_dir": archive, "awaiting": None}
+    (tmp / STATE).write_text(json.dumps(state))
+    (tmp / f"{STATE}.lock").write_text("{}")
+    (tmp / f"{STATE}.ack").write_text("digest")
+
+
+def test_a_checkpoint_restores_on_another_host_with_head_and_work_apart(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    url, base = remote
+    clone_a = host_clone(str(url), tmp_path / "a")
+    on_a = tmp_path / "a" / "wt" / "clamp"
+    assert checkout_feature(clone_a, on_a, "baton/clamp", base, STATE) is None
+    _work(on_a)
+    sha = snapshot(on_a, "checkpoint")
+    assert _git(on_a, "rev-parse", "HEAD") == base  # HEAD is not moved
+    assert f"{CHECKPOINT_TRAILER}: 1" in _git(on_a, "log", "-1", "--format=%B", sha)
+    push_fenced(on_a, "baton/clamp", sha, None)
+
+    clone_b = host_clone(str(url), tmp_path / "b")
+    on_b = tmp_path / "b" / "wt" / "clamp"
+    assert checkout_feature(clone_b, on_b, "baton/clamp", base, STATE) == sha
+    assert _git(on_b, "rev-parse", "HEAD") == base
+    assert (on_b / "pkg" / "mod.py").read_text() == "x = 2\n"
+    assert not (on_b / "gone.txt").exists()
+    status = _git(on_b, "status", "--porcelain", "--", "pkg", "gone.txt").splitlines()
+    assert sorted(line.strip() for line in status) == [
+        "?? pkg/new.py",
+        "D gone.txt",
+        "M pkg/mod.py",
+    ]
+    assert (on_b / ".tmp" / "20260101-000000" / "001-analyst-prompt.md").is_file()
+    assert not (on_b / ".tmp" / f"{STATE}.lock").exists()
+    assert not (on_b / ".tmp" / f"{STATE}.ack").exists()
+    state = json.loads((on_b / ".tmp" / STATE).read_text())
+    assert state["wd"] == str(on_b.resolve())
+    assert state["archive_dir"] == str(on_b.resolve() / ".tmp" / "20260101-000000")
+
+
+def test_a_push_from_a_stale_view_of_the_branch_is_refused(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    url, base = remote
+    worktrees = []
+    for host in ("a", "b"):
+        clone = host_clone(str(url), tmp_path / host)
+        worktree = tmp_path / host / "wt" / "clamp"
+        checkout_feature(clone, worktree, "baton/clamp", base, STATE)
+        worktrees.append(worktree)
+    on_a, on_b = worktrees
+    first = snapshot(on_a, "a's first")
+    push_fenced(on_a, "baton/clamp", first, None)
+    with pytest.raises(LeaseLost, match="refused"):  # b still thinks the branch is new
+        push_fenced(on_b, "baton/clamp", snapshot(on_b, "b's"), None)
+    (on_a / "pkg" / "mod.py").write_text("x = 3\n")
+    second = snapshot(on_a, "a's second")
+    push_fenced(on_a, "baton/clamp", second, first)  # replaces its own checkpoint
+    with pytest.raises(LeaseLost):
+        push_fenced(on_a, "baton/clamp", snapshot(on_a, "stale"), first)
+    assert _git(url, "rev-parse", "baton/clamp") == second
+
+
+def test_the_gate_waits_for_the_digest_of_the_saved_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = RunLog()
+    state = tmp_path / STATE
+    state.write_text('{"version": 1}')
+    wait_for_checkpoint(log, wait_seconds=0)  # no gate: returns at once
+    monkeypatch.setenv(GATE_VARIABLE, str(state))
+    released = threading.Event()
+
+    def acknowledge() -> None:
+        want = want_path_for(state)
+        deadline = time.monotonic() + 10
+        while not want.exists():  # the job sees what the loop asks for, pushes, answers
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        released.set()
+        ack_path_for(state).write_text(want.read_text())
+
+    threading.Thread(target=acknowledge, daemon=True).start()
+    wait_for_checkpoint(log, wait_seconds=15)
+    assert released.is_set()
+    wait_for_checkpoint(log, wait_seconds=0)  # the same state again: pushed already
+    state.write_text('{"version": 1, "current_round": 2}')
+    started = time.monotonic()
+    wait_for_checkpoint(log, wait_seconds=0.2)  # never acknowledged: goes on after a while
+    assert time.monotonic() - started >= 0.2
