@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import shutil
 import threading
@@ -29,6 +28,7 @@ from baton.server.reading import INITIAL_DELIVERY, TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
+from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
 from baton.server.tmux import TmuxServer
 
 __all__ = [
@@ -42,8 +42,6 @@ __all__ = [
 
 # CAO falls back to its own Kiro/Q CLI, which Baton does not drive; Codex is ours.
 DEFAULT_PROVIDER = "codex"
-SESSION_PREFIX = "baton-"
-_SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _POLL_SECONDS = 0.05
 # Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
 # found after the terminal is deleted even when they left its process session.
@@ -243,7 +241,10 @@ class TerminalCreator:
         write_private(Path(record.runtime_dir) / INITIAL_DELIVERY, json.dumps(outcome))
 
     def _claim_session(self, session_name: str | None, *, new_session: bool) -> str:
+        """The session the terminal goes in; a new one is named by CAO's convention."""
         if not new_session:
+            if session_name is not None:
+                session_name = resolve_session_name(self.registry, session_name)
             if session_name is None or self.registry.get_session(session_name) is None:
                 raise NotFoundError(f"session {session_name!r} not found")
             return session_name
@@ -251,10 +252,7 @@ class TerminalCreator:
             session_name = SESSION_PREFIX + secrets.token_hex(4)
             while self.registry.get_session(session_name) is not None:
                 session_name = SESSION_PREFIX + secrets.token_hex(4)
-        if not _SESSION_NAME.fullmatch(session_name):
-            raise BadRequestError(
-                f"invalid session_name {session_name!r} (letters, digits, '_' and '-' only)"
-            )
+        session_name = new_session_name(session_name)
         if self.registry.get_session(session_name) is not None or self.tmux.has_session(
             session_name
         ):
