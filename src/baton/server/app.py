@@ -37,7 +37,7 @@ from baton.server.delivery import (
 from baton.server.events_routes import events_router
 from baton.server.idempotency import IdempotencyMiddleware
 from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
-from baton.server.profiles import ProfileStore
+from baton.server.profiles import ProfileStore, cao_agent_store
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
 from baton.server.routes.common import TERMINAL_ID_PATTERN
@@ -75,6 +75,8 @@ class ServerOptions:
     port: int = DEFAULT_PORT
     state_dir: Path = field(default_factory=lambda: Path.home() / ".local/state/baton")
     profiles_dir: Path | None = None
+    # CAO's agent store (`cao install` writes there), searched after `profiles_dir`.
+    cao_agent_store: Path | None = None
     tmux_socket: Path | None = None
     token: str | None = None
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -120,6 +122,7 @@ class ServerOptions:
             port=port,
             state_dir=state_dir.expanduser().absolute(),
             profiles_dir=profiles_dir.expanduser().absolute() if profiles_dir else None,
+            cao_agent_store=cao_agent_store(env),
             tmux_socket=socket,
             token=env.get("BATON_TOKEN") or None,
             max_message_bytes=max_message_bytes or message_limit_from(env),
@@ -191,7 +194,7 @@ def build_service(options: ServerOptions) -> TerminalService:
     return TerminalService(
         registry=registry,
         tmux=tmux,
-        profiles=ProfileStore(options.profiles_dir),
+        profiles=ProfileStore(options.profiles_dir, options.cao_agent_store),
         state_dir=options.state_dir,
         timings=options.timings,
         delivery=MessageDelivery(tmux, max_message_bytes=options.max_message_bytes),
