@@ -202,7 +202,15 @@ def build_service(options: ServerOptions) -> TerminalService:
         terminal_tokens=TerminalTokens(options.state_dir / "tokens") if options.token else None,
         keep_transcripts=options.keep_transcripts,
         max_pane_log_bytes=options.max_pane_log_bytes,
+        environment=pane_environment(options),
     )
+
+
+def pane_environment(options: ServerOptions) -> dict[str, str]:
+    """The server's environment, plus where CAO's clients in a pane find this server
+    (`cao-mcp-server` an agent runs, `cao` typed in its shell)."""
+    host = "127.0.0.1" if options.host in ("0.0.0.0", "::", "") else options.host
+    return {**os.environ, "CAO_API_HOST": host, "CAO_API_PORT": str(options.port)}
 
 
 def create_app(

@@ -23,6 +23,7 @@ from baton.private import private_dir, write_private
 from baton.providers import TerminalContext, get_provider
 from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
+from baton.server.mcp_offer import with_mcp_servers
 from baton.server.profiles import ProfileStore
 from baton.server.reading import INITIAL_DELIVERY, TerminalReader
 from baton.server.records import TerminalRecord
@@ -151,7 +152,7 @@ class TerminalCreator:
                 runtime_dir=runtime_dir,
                 env={**self.environment, **(env_vars or {})},
             )
-            spec = provider_impl.launch(ctx)
+            spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx)
             env = {
                 **self.environment,
                 **spec.env,

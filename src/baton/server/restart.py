@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import BadRequestError
+from baton.server.mcp_offer import with_mcp_servers
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
 
@@ -34,7 +35,7 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
             kill_process_tree(state.pid)
         kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
         resumed_spec = provider.resume_launch(ctx)
-        spec = resumed_spec or provider.launch(ctx)
+        spec = with_mcp_servers(record.provider, resumed_spec or provider.launch(ctx), ctx)
         env = {
             **service.environment,
             **spec.env,
