@@ -21,6 +21,7 @@ from typing import Any
 from baton.errors import BadRequestError, NotFoundError, ServerError
 from baton.private import private_dir, write_private
 from baton.providers import TerminalContext, get_provider
+from baton.server import tool_policy
 from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
 from baton.server.mcp_offer import with_mcp_servers
@@ -115,8 +116,9 @@ class TerminalCreator:
 
         The request's `env_vars` join the pane's environment; its `initial_message` is
         typed in once the CLI rests, and the outcome is kept as the terminal's
-        `initial_delivery`. `caller_id`, `group`, `metadata` and `allowed_tools` are
-        recorded as given.
+        `initial_delivery`. `caller_id`, `group` and `metadata` are
+        recorded as given; `allowed_tools` (else the profile's) is recorded and carried
+        to the CLI (see `tool_policy`).
         """
         agent_profile, provider = request.agent_profile, request.provider
         working_directory, session_name = request.working_directory, request.session_name
@@ -152,7 +154,11 @@ class TerminalCreator:
                 runtime_dir=runtime_dir,
                 env={**self.environment, **(env_vars or {})},
             )
+            # The list a CAO client sent wins over the profile's own, as in CAO.
+            allowed = tuple(allowed_tools) if allowed_tools else profile.allowed_tools
+            ctx = tool_policy.apply_to_context(ctx, allowed, provider_name)
             spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx)
+            spec = tool_policy.apply_to_launch(spec, allowed, provider_name)
             env = {
                 **self.environment,
                 **spec.env,
@@ -194,7 +200,7 @@ class TerminalCreator:
                 last_active=time.time(),
                 group=tuple(group) if group else None,
                 metadata=dict(metadata) if metadata is not None else None,
-                allowed_tools=tuple(allowed_tools) if allowed_tools else None,
+                allowed_tools=allowed,
             )
             if new_session:
                 self.registry.add_session(session)
