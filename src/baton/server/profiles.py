@@ -20,21 +20,24 @@ import yaml
 
 from baton.errors import BadRequestError
 from baton.providers.base import AgentProfile
+from baton.server.skills import SkillStore
 
-__all__ = ["ProfileSource", "ProfileStore", "cao_agent_store", "parse_profile"]
+__all__ = ["ProfileSource", "ProfileStore", "cao_agent_store", "cao_home", "parse_profile"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
-def cao_agent_store(env: Mapping[str, str]) -> Path:
-    """CAO's local agent store: `$CAO_HOME_DIR/agent-store` (CAO's default home if unset)."""
+def cao_home(env: Mapping[str, str]) -> Path:
+    """CAO's data directory: `$CAO_HOME_DIR`, else CAO's default under HOME."""
     home = env.get("CAO_HOME_DIR", "").strip()
-    base = (
-        Path(home).expanduser().resolve()
-        if home
-        else Path(env.get("HOME") or Path.home()) / ".aws" / "cli-agent-orchestrator"
-    )
-    return base / "agent-store"
+    if home:
+        return Path(home).expanduser().resolve()
+    return Path(env.get("HOME") or Path.home()) / ".aws" / "cli-agent-orchestrator"
+
+
+def cao_agent_store(env: Mapping[str, str]) -> Path:
+    """CAO's local agent store, where `cao install` puts profiles."""
+    return cao_home(env) / "agent-store"
 
 
 def parse_profile(text: str, *, fallback_name: str) -> AgentProfile:
@@ -108,7 +111,8 @@ def _servers(value: object, profile: str) -> dict[str, dict[str, Any]] | None:
 
 @dataclass(frozen=True)
 class ProfileSource:
-    """Where a listed profile was found: `user`, `cao-store` or `built-in`."""
+    """Where a listed profile was found, in CAO's words: `custom` (`--profiles-dir`),
+    `local` (CAO's agent store) or `built-in` (Baton's roles)."""
 
     name: str
     source: str
@@ -118,9 +122,15 @@ class ProfileSource:
 class ProfileStore:
     """Finds profiles by name: the user directory, CAO's agent store, the built-in set."""
 
-    def __init__(self, user_dir: Path | None = None, cao_store: Path | None = None) -> None:
+    def __init__(
+        self,
+        user_dir: Path | None = None,
+        cao_store: Path | None = None,
+        skills: SkillStore | None = None,
+    ) -> None:
         self.user_dir = user_dir
         self.cao_store = cao_store
+        self.skills = skills or SkillStore(None)
 
     def load(self, name: str) -> AgentProfile:
         """The profile called `name`, or BadRequestError naming it."""
@@ -130,7 +140,7 @@ class ProfileStore:
         if text is None:
             known = ", ".join(self.names()) or "none"
             raise BadRequestError(f"unknown agent_profile {name!r} (known: {known})")
-        return parse_profile(text, fallback_name=name)
+        return self.skills.with_catalog(parse_profile(text, fallback_name=name))
 
     def names(self) -> list[str]:
         return sorted({entry.name for entry in self.sources()})
@@ -138,7 +148,7 @@ class ProfileStore:
     def sources(self) -> list[ProfileSource]:
         """Every profile name once, from the place that wins, sorted by name."""
         found: dict[str, ProfileSource] = {}
-        for label, directory in (("user", self.user_dir), ("cao-store", self.cao_store)):
+        for label, directory in (("custom", self.user_dir), ("local", self.cao_store)):
             if directory is not None and directory.is_dir():
                 for path in sorted(directory.glob("*.md")):
                     if _NAME.fullmatch(path.stem) and path.stem not in found:
