@@ -1,6 +1,6 @@
-"""A CAO profile's `mcpServers` reach the agent: real Codex under `baton serve` starts
-CAO's `cao-mcp-server` with the terminal's id, its own token (never the master one)
-and the server's address, so CAO's supervisor pattern can call back."""
+"""A CAO profile's `mcpServers` reach the agent: real Codex and Claude Code under
+`baton serve` start CAO's `cao-mcp-server` with the terminal's id, its own token (never
+the master one) and the server's address, so CAO's supervisor pattern can call back."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from tests.e2e.cao.clients import CAO_BIN_DIR, require_cao
 from tests.e2e.clis import require_cli
+from tests.e2e.model.anthropic_messages import anthropic_model_server, claude_environment
 from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import codex_environment, openai_model_server
 from tests.support.server import running_baton_server
@@ -102,3 +103,35 @@ def test_codex_agent_gets_cao_mcp_server_with_its_own_token(tmp_path: Path) -> N
             ).json()["id"]
             with pytest.raises(AssertionError, match="no cao-mcp-server"):
                 _mcp_server_of(plain, timeout=3.0)
+
+
+def test_claude_code_agent_gets_cao_mcp_server_with_its_own_token(tmp_path: Path) -> None:
+    require_cli("claude")
+    require_cao()
+    store = tmp_path / "cao-data" / "agent-store"
+    store.mkdir(parents=True)
+    (store / "supervisor.md").write_text(
+        "---\nname: supervisor\ndescription: coordinates\nprovider: claude_code\n"
+        f"mcpServers:\n  cao-mcp-server:\n    command: {CAO_BIN_DIR / 'cao-mcp-server'}\n"
+        "---\nYou coordinate workers with CAO's tools.\n",
+        encoding="utf-8",
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    with anthropic_model_server(Brain()) as model:
+        env = {
+            **claude_environment(tmp_path, model),
+            "BATON_TOKEN": MASTER,
+            "CAO_HOME_DIR": str(tmp_path / "cao-data"),
+        }
+        with running_baton_server(tmp_path, env=env) as server, server.client() as client:
+            created = client.post(
+                "/sessions",
+                params={"agent_profile": "supervisor", "working_directory": str(project)},
+            )
+            assert created.status_code == 201, created.text
+            terminal = created.json()["id"]
+            _, mcp_env = _mcp_server_of(terminal)
+            assert mcp_env["CAO_AUTH_LOCAL_TOKEN"].startswith(f"btt.{terminal}.")
+            assert MASTER not in mcp_env.values()
+            assert mcp_env["CAO_API_PORT"] == str(server.port)

@@ -67,6 +67,9 @@ def test_skills_catalog_and_web_ui_routes(tmp_path: Path) -> None:
         picky = _instructions(server, made["picky"])
         assert "other-skill" in picky and "demo-skill" not in picky
         assert "Available Skills" not in _instructions(server, made["programmer"])
+        # The profile's allowedTools are the terminal's (CAO's MCP tools check them).
+        assert made["supervisor"]["allowed_tools"] == ["@cao-mcp-server", "fs_read"]
+        assert made["programmer"]["allowed_tools"] == ["*"]
 
         assert client.get("/skills/demo-skill").json() == {
             "name": "demo-skill",
