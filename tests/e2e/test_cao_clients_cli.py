@@ -111,3 +111,36 @@ def test_session_list_agent_status_and_cancel(tmp_path: Path) -> None:
         assert deleted.returncode == 0, deleted.stderr
         assert f"Terminal {worker['id']} deleted successfully" in deleted.stdout
         assert client.get(f"/terminals/{worker['id']}").status_code == 404
+
+
+def test_cao_install_then_launch_the_installed_profile(rig: CaoRig, tmp_path: Path) -> None:
+    """`cao install ./file.md` puts a profile in CAO's agent store; `cao launch --agents`
+    starts it under `baton serve`, in a session `cao session status` finds."""
+    source = tmp_path / "store_analyst.md"
+    source.write_text(
+        "---\nname: store_analyst\ndescription: Installed analyst\nprovider: codex\n---\n"
+        "You analyse, as installed with cao install.\n",
+        encoding="utf-8",
+    )
+    installed = rig.cao.cli("install", str(source))
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    prompt = response_prompt(rig.project, "analyst_summary.md", "Analyse the failing test.")
+    launched = rig.cao.cli(
+        "launch",
+        "--agents",
+        "store_analyst",
+        "--headless",
+        "--auto-approve",
+        "--working-directory",
+        str(rig.project),
+        prompt,
+    )
+    assert launched.returncode == 0, launched.stdout + launched.stderr
+    session = re.search(r"Session created: (\S+)", launched.stdout)
+    assert session and session[1].startswith("cao-"), launched.stdout
+    conductor = rig.client.get(f"/sessions/{session[1]}/terminals").json()[0]
+    assert conductor["agent_profile"] == "store_analyst" and conductor["provider"] == "codex"
+    assert rig.response_file("analyst_summary.md").read_text().startswith("ANALYST_SUMMARY")
+    status = rig.cao.cli("session", "status", session[1].removeprefix("cao-"))
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert conductor["id"] in status.stdout

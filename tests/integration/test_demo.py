@@ -85,7 +85,7 @@ def test_demo_keep_leaves_the_agents_session_to_attach_to(tmp_path: Path) -> Non
             text=True,
             check=False,
         )
-        assert sessions.stdout.startswith("baton-"), sessions.stderr
+        assert sessions.stdout.startswith("cao-baton-"), sessions.stderr
     finally:
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, check=False)
         subprocess.run(["rm", "-rf", str(socket.parent)], check=False)

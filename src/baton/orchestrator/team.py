@@ -25,7 +25,9 @@ from baton.wire import TerminalJSON
 
 __all__ = ["cleanup_terminals", "init_new_run", "new_session_name", "repair_team"]
 
-SESSION_PREFIX = "baton-"
+# CAO's prefix, so `cao info` and `cao session status` know the session; the state file
+# records the name before the session exists, and a server adds no prefix to it.
+SESSION_PREFIX = "cao-baton-"
 # Creates of one terminal whose answers were lost, before the run gives up on it.
 _CREATE_ATTEMPTS = 3
 

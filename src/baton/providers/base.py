@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from baton.providers.progress import GENERIC_INDICATOR, still_text
 from baton.status import TerminalStatus
@@ -26,12 +26,20 @@ __all__ = ["AgentProfile", "LaunchSpec", "Provider", "TerminalContext", "TurnRec
 
 @dataclass(frozen=True)
 class AgentProfile:
-    """A role profile: markdown body plus front matter (`name`, `description`, `provider`)."""
+    """A role profile: markdown body plus front matter (`name`, `description`, `provider`).
+
+    CAO's profiles may also carry `allowedTools` (the only tools the agent may use),
+    `mcpServers` (MCP servers to give it) and `skills` (which skills its catalog names);
+    None where the profile says nothing.
+    """
 
     name: str
     description: str
     instructions: str
     provider: str | None = None
+    allowed_tools: tuple[str, ...] | None = None
+    mcp_servers: Mapping[str, Mapping[str, Any]] | None = field(default=None, repr=False)
+    skills: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,13 @@ from baton.server.delivery import (
 from baton.server.events_routes import events_router
 from baton.server.idempotency import IdempotencyMiddleware
 from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
-from baton.server.profiles import ProfileStore
+from baton.server.profiles import ProfileStore, cao_agent_store, cao_home
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
 from baton.server.routes.common import TERMINAL_ID_PATTERN
 from baton.server.security import LocalOnlyMiddleware, require_token_for_remote
 from baton.server.sessions import SessionService
+from baton.server.skills import SkillStore
 from baton.server.status_reads import StatusReadMiddleware
 from baton.server.terminal_tokens import SECRET_VARIABLES, TerminalTokens
 from baton.server.terminals import ServiceTimings, TerminalService
@@ -76,6 +77,10 @@ class ServerOptions:
     port: int = DEFAULT_PORT
     state_dir: Path = field(default_factory=lambda: Path.home() / ".local/state/baton")
     profiles_dir: Path | None = None
+    # CAO's agent store (`cao install` writes there), searched after `profiles_dir`.
+    cao_agent_store: Path | None = None
+    # CAO's skill store (`GET /skills/{name}`, the catalog some profiles ask for).
+    cao_skills_dir: Path | None = None
     tmux_socket: Path | None = None
     token: str | None = None
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -121,6 +126,8 @@ class ServerOptions:
             port=port,
             state_dir=state_dir.expanduser().absolute(),
             profiles_dir=profiles_dir.expanduser().absolute() if profiles_dir else None,
+            cao_agent_store=cao_agent_store(env),
+            cao_skills_dir=cao_home(env) / "skills",
             tmux_socket=socket,
             token=env.get("BATON_TOKEN") or None,
             max_message_bytes=max_message_bytes or message_limit_from(env),
@@ -192,7 +199,9 @@ def build_service(options: ServerOptions) -> TerminalService:
     return TerminalService(
         registry=registry,
         tmux=tmux,
-        profiles=ProfileStore(options.profiles_dir),
+        profiles=ProfileStore(
+            options.profiles_dir, options.cao_agent_store, SkillStore(options.cao_skills_dir)
+        ),
         state_dir=options.state_dir,
         timings=options.timings,
         delivery=MessageDelivery(tmux, max_message_bytes=options.max_message_bytes),
@@ -200,7 +209,15 @@ def build_service(options: ServerOptions) -> TerminalService:
         terminal_tokens=TerminalTokens(options.state_dir / "tokens") if options.token else None,
         keep_transcripts=options.keep_transcripts,
         max_pane_log_bytes=options.max_pane_log_bytes,
+        environment=pane_environment(options),
     )
+
+
+def pane_environment(options: ServerOptions) -> dict[str, str]:
+    """The server's environment, plus where CAO's clients in a pane find this server
+    (`cao-mcp-server` an agent runs, `cao` typed in its shell)."""
+    host = "127.0.0.1" if options.host in ("0.0.0.0", "::", "") else options.host
+    return {**os.environ, "CAO_API_HOST": host, "CAO_API_PORT": str(options.port)}
 
 
 def create_app(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import shutil
 import threading
@@ -22,13 +21,16 @@ from typing import Any
 from baton.errors import BadRequestError, NotFoundError, ServerError
 from baton.private import private_dir, write_private
 from baton.providers import TerminalContext, get_provider
+from baton.server import tool_policy
 from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
+from baton.server.mcp_offer import with_mcp_servers
 from baton.server.profiles import ProfileStore
 from baton.server.reading import INITIAL_DELIVERY, TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
+from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
 from baton.server.tmux import TmuxServer
 
 __all__ = [
@@ -42,8 +44,6 @@ __all__ = [
 
 # CAO falls back to its own Kiro/Q CLI, which Baton does not drive; Codex is ours.
 DEFAULT_PROVIDER = "codex"
-SESSION_PREFIX = "baton-"
-_SESSION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _POLL_SECONDS = 0.05
 # Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
 # found after the terminal is deleted even when they left its process session.
@@ -116,8 +116,9 @@ class TerminalCreator:
 
         The request's `env_vars` join the pane's environment; its `initial_message` is
         typed in once the CLI rests, and the outcome is kept as the terminal's
-        `initial_delivery`. `caller_id`, `group`, `metadata` and `allowed_tools` are
-        recorded as given.
+        `initial_delivery`. `caller_id`, `group` and `metadata` are
+        recorded as given; `allowed_tools` (else the profile's) is recorded and carried
+        to the CLI (see `tool_policy`).
         """
         agent_profile, provider = request.agent_profile, request.provider
         working_directory, session_name = request.working_directory, request.session_name
@@ -153,7 +154,11 @@ class TerminalCreator:
                 runtime_dir=runtime_dir,
                 env={**self.environment, **(env_vars or {})},
             )
-            spec = provider_impl.launch(ctx)
+            # The list a CAO client sent wins over the profile's own, as in CAO.
+            allowed = tuple(allowed_tools) if allowed_tools else profile.allowed_tools
+            ctx = tool_policy.apply_to_context(ctx, allowed, provider_name)
+            spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx)
+            spec = tool_policy.apply_to_launch(spec, allowed, provider_name)
             env = {
                 **self.environment,
                 **spec.env,
@@ -195,7 +200,7 @@ class TerminalCreator:
                 last_active=time.time(),
                 group=tuple(group) if group else None,
                 metadata=dict(metadata) if metadata is not None else None,
-                allowed_tools=tuple(allowed_tools) if allowed_tools else None,
+                allowed_tools=allowed,
             )
             if new_session:
                 self.registry.add_session(session)
@@ -243,7 +248,10 @@ class TerminalCreator:
         write_private(Path(record.runtime_dir) / INITIAL_DELIVERY, json.dumps(outcome))
 
     def _claim_session(self, session_name: str | None, *, new_session: bool) -> str:
+        """The session the terminal goes in; a new one is named by CAO's convention."""
         if not new_session:
+            if session_name is not None:
+                session_name = resolve_session_name(self.registry, session_name)
             if session_name is None or self.registry.get_session(session_name) is None:
                 raise NotFoundError(f"session {session_name!r} not found")
             return session_name
@@ -251,10 +259,7 @@ class TerminalCreator:
             session_name = SESSION_PREFIX + secrets.token_hex(4)
             while self.registry.get_session(session_name) is not None:
                 session_name = SESSION_PREFIX + secrets.token_hex(4)
-        if not _SESSION_NAME.fullmatch(session_name):
-            raise BadRequestError(
-                f"invalid session_name {session_name!r} (letters, digits, '_' and '-' only)"
-            )
+        session_name = new_session_name(session_name)
         if self.registry.get_session(session_name) is not None or self.tmux.has_session(
             session_name
         ):

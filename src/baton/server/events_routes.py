@@ -18,6 +18,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from baton.server.events import EventFilter, Subscription, TerminalEvent
+from baton.server.session_names import resolve_session_name
 from baton.server.terminals import TerminalService
 from baton.wire import TerminalJSON
 
@@ -39,6 +40,8 @@ def events_router(service: TerminalService, terminal_id_pattern: str) -> APIRout
         terminal_id: Annotated[list[str] | None, Query()] = None,
         session_name: str | None = None,
     ) -> StreamingResponse:
+        if session_name is not None:  # a bare name means its `cao-` session, as elsewhere
+            session_name = resolve_session_name(service.registry, session_name)
         event_filter = EventFilter(frozenset(terminal_id or ()), session_name)
         subscription = service.events.subscribe(event_filter)
         try:

@@ -65,9 +65,11 @@ class TerminalReader:
             "caller_id": record.caller_id,
             "group": list(record.group) if record.group else None,
             "metadata": dict(record.metadata) if record.metadata is not None else None,
-            # What a CAO client asked for (its MCP tools enforce it); Baton itself does
-            # not restrict an agent's tools, so by default: everything.
-            "allowed_tools": list(record.allowed_tools) if record.allowed_tools else ["*"],
+            # The list a CAO client asked for, else the profile's (see tool_policy); an
+            # empty list denies every tool, no list at all allows everything.
+            "allowed_tools": (
+                list(record.allowed_tools) if record.allowed_tools is not None else ["*"]
+            ),
             **self.progress(record),
         }
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import BadRequestError
+from baton.server import tool_policy
+from baton.server.mcp_offer import with_mcp_servers
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
 
@@ -33,8 +35,10 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
         if state.pid is not None and not state.dead:
             kill_process_tree(state.pid)
         kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
+        ctx = tool_policy.apply_to_context(ctx, record.allowed_tools, record.provider)
         resumed_spec = provider.resume_launch(ctx)
-        spec = resumed_spec or provider.launch(ctx)
+        spec = with_mcp_servers(record.provider, resumed_spec or provider.launch(ctx), ctx)
+        spec = tool_policy.apply_to_launch(spec, record.allowed_tools, record.provider)
         env = {
             **service.environment,
             **spec.env,

@@ -9,7 +9,8 @@ terminal. With its terminal token (`terminal_tokens.py`) that terminal may:
 - read, type into, message and press keys in itself, the terminals it created and the
   terminal that created it (CAO's caller rules: a worker answers its supervisor);
 - exit or delete itself and the terminals it created;
-- label itself (`metadata`, `group`), list its siblings, list its own session.
+- label itself (`metadata`, `group`), list its siblings, list its own session;
+- read a skill (`GET /skills/{name}`, CAO's `load_skill`).
 
 Everything else — other sessions, unrelated terminals, the event stream, `run-step`,
 restarts, attach information (the tmux socket would bypass all of this) — is refused
@@ -65,6 +66,8 @@ def refusal(
         return None  # what the step may do is read from its body: `step_refusal`
     if method == "GET" and path.startswith("/handoff-results/"):
         return None  # job ids are the client's own unguessable names
+    if method == "GET" and path.startswith("/skills/"):
+        return None  # CAO's load_skill: skills are shared reading, the same for every agent
     terminal = _TERMINAL.match(path)
     if terminal is not None:
         target_id, rest = terminal.group(1), terminal.group(2) or ""

@@ -7,6 +7,7 @@ from typing import Any
 
 from baton.errors import NotFoundError
 from baton.server.records import TerminalRecord
+from baton.server.session_names import resolve_session_name
 from baton.server.terminals import TerminalService
 from baton.wire import SessionJSON, SessionSummaryJSON, TerminalJSON
 
@@ -26,7 +27,7 @@ class SessionService:
         return [self._summary(session.name, live) for session in self.registry.sessions()]
 
     def get_session(self, name: str) -> SessionJSON:
-        self._require(name)
+        name = self._require(name)
         return {
             "session": self._summary(name, self._tmux_sessions()),
             "terminals": self.session_terminals(name),
@@ -34,7 +35,7 @@ class SessionService:
 
     def session_terminals(self, name: str) -> list[TerminalJSON]:
         """The session's terminals, oldest (normally the conductor) first."""
-        self._require(name)
+        name = self._require(name)
         return [self.terminals.describe(record) for record in self.registry.terminals(name)]
 
     def delete_session(self, name: str) -> dict[str, Any]:
@@ -42,7 +43,11 @@ class SessionService:
 
         Deleting a session that is already gone succeeds, as in CAO: a worker's session
         goes with its last terminal, and the client cleaning up after it must not fail.
+        A bare name means its `cao-` session, as in CAO; unlike CAO, a recorded session
+        without the prefix (made before the convention) is deleted too: every session
+        on Baton's private tmux server is one it made.
         """
+        name = resolve_session_name(self.registry, name)
         records = self.registry.terminals(name)
         for record in records:
             self.terminals.stop(record)
@@ -53,9 +58,12 @@ class SessionService:
             self.terminals.discard_files(record)
         return {"deleted": [name], "errors": []}
 
-    def _require(self, name: str) -> None:
+    def _require(self, name: str) -> str:
+        """The recorded name `name` refers to (see `resolve_session_name`), or NotFound."""
+        name = resolve_session_name(self.registry, name)
         if self.registry.get_session(name) is None:
             raise NotFoundError(f"session {name!r} not found")
+        return name
 
     def _summary(self, name: str, live: Mapping[str, bool]) -> SessionSummaryJSON:
         """Name and tmux state, and who owns it: its first terminal's profile and directory."""

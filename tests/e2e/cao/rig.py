@@ -59,9 +59,14 @@ def cao_rig(tmp_path: Path) -> Iterator[CaoRig]:
     (project / ".tmp" / "agent-responses").mkdir(parents=True)
     home = tmp_path / "cao-home"
     home.mkdir()
+    # CAO's data (its agent store, where `cao install` writes) is shared by both sides.
+    cao_data = ("CAO_HOME_DIR", str(tmp_path / "cao-data"))
     with (
         openai_model_server(Brain()) as model,
-        running_baton_server(tmp_path, env=codex_environment(tmp_path, model)) as server,
+        running_baton_server(
+            tmp_path, env={**codex_environment(tmp_path, model), cao_data[0]: cao_data[1]}
+        ) as server,
         server.client() as client,
     ):
-        yield CaoRig(server, model, client, project, CaoClients(port=server.port, home=home))
+        clients = CaoClients(port=server.port, home=home, extra_env=(cao_data,))
+        yield CaoRig(server, model, client, project, clients)

@@ -168,9 +168,10 @@ def latest_prompt(messages: list[dict[str, Any]]) -> tuple[str, int, str]:
 
 
 def _is_turn_request(body: Mapping[str, Any]) -> bool:
-    """A request of the agent loop: it offers the Bash tool. Side requests offer none."""
-    tools = body.get("tools") or []
-    return any(isinstance(tool, dict) and tool.get("name") == _BASH_TOOL for tool in tools)
+    """A request of the agent loop: it offers tools (Bash among them, unless the agent's
+    allowed tools leave it out, when the model asks for it all the same). Side requests
+    offer none."""
+    return bool(body.get("tools"))
 
 
 # -- writing a reply ----------------------------------------------------------------------

@@ -35,14 +35,14 @@ def test_create_session_returns_the_terminal(baton_server: ServerProcess, tmp_pa
     assert response.status_code == 201
     terminal = response.json()
     assert re.fullmatch(r"[0-9a-f]{8}", terminal["id"])
-    assert terminal["session_name"] == "team-a"
+    assert terminal["session_name"] == "cao-team-a"
     assert terminal["provider"] == "scripted"
     assert terminal["agent_profile"] == "programmer"
     assert terminal["status"] == "idle"
     assert terminal["name"]
     # One tmux session per API session, one window per terminal, in the working directory.
-    assert baton_server.tmux("list-sessions", "-F", "#{session_name}").split() == ["team-a"]
-    cwd = baton_server.tmux("display-message", "-p", "-t", "=team-a:", "#{pane_current_path}")
+    assert baton_server.tmux("list-sessions", "-F", "#{session_name}").split() == ["cao-team-a"]
+    cwd = baton_server.tmux("display-message", "-p", "-t", "=cao-team-a:", "#{pane_current_path}")
     assert Path(cwd.strip()).resolve() == tmp_path.resolve()
     # The raw pane output, escape sequences included, goes to the terminal's pane.log.
     pane_log = baton_server.state_dir / "terminals" / terminal["id"] / "pane.log"
@@ -50,7 +50,7 @@ def test_create_session_returns_the_terminal(baton_server: ServerProcess, tmp_pa
     assert b"\x1b[?2004h" in raw
     assert "Baton scripted agent · profile programmer".encode() in raw
     size = baton_server.tmux(
-        "display-message", "-p", "-t", "=team-a:", "#{window_width}x#{window_height}"
+        "display-message", "-p", "-t", "=cao-team-a:", "#{window_width}x#{window_height}"
     )
     assert size.strip() == "200x50"
 

@@ -79,7 +79,7 @@ def _acts_on_old_terminal_leave_the_newcomer_alone(
     assert restarted.json()["status"] in ("idle", "completed")
     b_pane = server.terminal_pane(b)
     assert b_pane is not None and b_pane != c_pane
-    assert "team-b" in server.tmux("list-sessions", "-F", "#{session_name}").split()
+    assert "cao-team-b" in server.tmux("list-sessions", "-F", "#{session_name}").split()
 
     # A is still dead until restarted; deleting it kills nothing of C's.
     assert client.get(f"/terminals/{a}").json()["status"] == "error"
@@ -158,11 +158,11 @@ def test_a_terminal_added_to_a_session_tmux_lost_makes_the_session_again(
         )
         assert added.status_code == 201, added.text
         second = added.json()["id"]
-        assert added.json()["session_name"] == "team-a"
+        assert added.json()["session_name"] == "cao-team-a"
         pane = baton_server.terminal_pane(second)
         assert pane is not None
         assert os.readlink(f"/proc/{baton_server.pane_pid(pane)}/cwd") == str(directory)
-        assert "team-a" in baton_server.tmux("list-sessions", "-F", "#{session_name}").split()
+        assert "cao-team-a" in baton_server.tmux("list-sessions", "-F", "#{session_name}").split()
         sent = client.post(f"/terminals/{second}/input", params={"message": "hello"})
         assert sent.status_code == 200, sent.text
         assert wait_for_status(client, second, {"completed"}) == "completed"

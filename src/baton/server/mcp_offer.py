@@ -1,0 +1,94 @@
+"""MCP servers a CAO profile asks for (`mcpServers`), given to the agent's CLI at launch.
+
+CAO's supervisor pattern needs its agents to run CAO's MCP server (`cao-mcp-server`),
+which calls this API back as the terminal it runs in: it finds the server through
+CAO_API_HOST / CAO_API_PORT, learns who it is from CAO_TERMINAL_ID, and authenticates with
+CAO_AUTH_LOCAL_TOKEN — the terminal's own token, never the master one. Those come from
+the pane's environment, never from the command line (where `ps` would show them):
+Codex is told which variables to pass on (`env_vars`), Claude Code passes its own
+environment to the servers it starts. Other CLIs get no MCP servers from Baton.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import tomlkit
+
+from baton.errors import BadRequestError
+from baton.private import write_private
+from baton.providers.base import LaunchSpec, TerminalContext
+
+__all__ = ["MCP_CONFIG_FILE", "PASSED_VARIABLES", "with_mcp_servers"]
+
+MCP_CONFIG_FILE = "mcp-servers.json"
+# What an MCP server started by an agent inherits from the pane, for CAO's to call back.
+PASSED_VARIABLES = ("CAO_TERMINAL_ID", "CAO_AUTH_LOCAL_TOKEN", "CAO_API_HOST", "CAO_API_PORT")
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def with_mcp_servers(provider: str, spec: LaunchSpec, ctx: TerminalContext) -> LaunchSpec:
+    """`spec` with the profile's MCP servers configured for `provider`'s CLI (unchanged
+    when the profile asks for none or the CLI is one Baton cannot configure)."""
+    servers = ctx.profile.mcp_servers
+    if not servers or not spec.argv:
+        return spec
+    if provider == "codex":
+        extra = _codex_overrides(servers)
+    elif provider == "claude_code":
+        config = ctx.runtime_dir / MCP_CONFIG_FILE
+        write_private(config, json.dumps({"mcpServers": _claude_servers(servers)}, indent=2))
+        extra = ["--mcp-config", str(config)]
+    else:
+        return spec
+    # Right after the program: options before any subcommand (`codex … resume <id>`).
+    return replace(spec, argv=[spec.argv[0], *extra, *spec.argv[1:]])
+
+
+def _codex_overrides(servers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """`-c mcp_servers.<name>.<field>=<TOML>` per server, as CAO's own Codex launch does."""
+    overrides: list[str] = []
+    for name, spec in servers.items():
+        if not name or not set(name) <= _BARE_KEY:
+            raise BadRequestError(f"mcpServers name {name!r} is not a plain key")
+        prefix = f"mcp_servers.{name}"
+        fields: dict[str, Any] = {"command": spec["command"]}
+        if spec.get("args"):
+            fields["args"] = [str(arg) for arg in spec["args"]]
+        if spec.get("env"):
+            fields["env"] = {str(key): str(value) for key, value in spec["env"].items()}
+        inherited = [str(v) for v in spec.get("env_vars") or ()]
+        fields["env_vars"] = [*inherited, *(v for v in PASSED_VARIABLES if v not in inherited)]
+        # handoff and assign wait for another agent's whole turn: Codex's 60 s is too short.
+        fields["tool_timeout_sec"] = float(spec.get("tool_timeout_sec") or 600.0)
+        if "cao-mcp-server" in (name, spec["command"]):
+            # Keep CAO's tools in the first tool list, not behind Codex's tool search
+            # (which can rank others above handoff and assign), as CAO does.
+            fields["omit_tools_from"] = ["deferred"]
+        for key, value in fields.items():
+            overrides += ["-c", f"{prefix}.{key}={_toml(value)}"]
+    return overrides
+
+
+def _toml(value: Any) -> str:
+    item = tomlkit.item(value)
+    if isinstance(value, dict):
+        inline = tomlkit.inline_table()
+        inline.update(value)
+        item = inline
+    return str(item.as_string())
+
+
+def _claude_servers(servers: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Claude Code's `--mcp-config` shape; stdio servers inherit Claude's environment."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, spec in servers.items():
+        entry: dict[str, Any] = {"type": "stdio", "command": spec["command"]}
+        entry["args"] = [str(arg) for arg in spec.get("args") or ()]
+        if spec.get("env"):
+            entry["env"] = {str(key): str(value) for key, value in spec["env"].items()}
+        out[name] = entry
+    return out
