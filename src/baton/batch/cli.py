@@ -101,6 +101,8 @@ def run(
         from baton.batch.worktrees import Repository
         from baton.errors import ConfigError
 
+        if address and backend != "ray":
+            raise ConfigError("--address is for --backend ray")
         values = {}
         for key, value in _pairs(settings, "--set").items():
             env = setting_env_name(key)
@@ -113,8 +115,6 @@ def run(
                 raise ConfigError(f"--provider-cap {name}={text}: expected a positive count")
             caps[name] = int(text)
         items = read_backlog(backlog)
-        if address and backend != "ray":
-            raise ConfigError("--address is for --backend ray")
         options = BatchOptions(
             # On Ray the cluster's `baton_slot`s decide (0), unless --parallel caps it.
             parallel=parallel or (0 if backend == "ray" else default_parallel()),
