@@ -263,3 +263,38 @@ def test_a_killed_ray_driver_rerun_resubmits_only_what_is_not_final(
     prompts, answers = _archive_counts(Path(_feature(sample, "median")["worktree"]))
     assert prompts and (prompts - answers).total() <= 1
     assert max(counter.most.values()) == 1, counter.most
+
+
+def test_on_ray_a_cancel_and_a_stopped_driver_stop_loops_between_turns(
+    tmp_path: Path, baton_server: ServerProcess, marker: str, cluster: RayCluster
+) -> None:
+    sample = write_batch_sample(tmp_path)
+    log = (tmp_path / "batch.log").open("w")
+    driver = subprocess.Popen(
+        _ray_run(sample, baton_server.base_url, cluster.address),
+        env=_env(marker),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_for(lambda: _feature(sample, "slugify")["round"] >= 1)
+        cancel = subprocess.run(
+            _batch_command(sample, "cancel", "b", "slugify"),
+            env=_env(marker),
+            capture_output=True,
+            text=True,
+        )
+        assert "handed to its running driver" in cancel.stdout, cancel.stderr
+        _wait_for(lambda: _feature(sample, "slugify")["status"] == "cancelled")
+        _wait_for(lambda: _feature(sample, "median")["round"] >= 1)
+        driver.send_signal(signal.SIGTERM)  # every loop stops between turns, state saved
+        assert driver.wait(timeout=300) == 128 + signal.SIGTERM
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    ledger = _ledger(sample)
+    assert ledger["status"] == "stopped"
+    assert _feature(sample, "median")["status"] in ("queued", "PASS")
+    assert _feature(sample, "slugify")["error"] == "cancelled"
+    loops = LoopCounter(sample.repo)._loops()
+    assert loops == {}, loops  # no loop outlives the stopped batch
