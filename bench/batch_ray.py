@@ -10,7 +10,7 @@ Part 3: scheduling overhead with trivial jobs (each fails at once: its repositor
 a git repository, so nothing but the scheduling remains): 20 one after another (the round
 trip per feature) and 200 at once (the time to schedule and finish them all).
 
-    .venv/bin/python bench/batch_ray.py [--skip-kill] [--trivial 200]
+    .venv/bin/python bench/batch_ray.py [--skip-wall] [--skip-kill] [--trivial 200]
 """
 
 from __future__ import annotations
@@ -212,6 +212,7 @@ def part_overhead(root: Path, address: str, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-kill", action="store_true")
+    parser.add_argument("--skip-wall", action="store_true", help="no 6-feature comparison")
     parser.add_argument("--trivial", type=int, default=200)
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
@@ -222,7 +223,8 @@ def main() -> None:
             running_baton_server(Path(tmp) / "server") as server,
         ):
             root = Path(tmp)
-            part_wall_time(root, server.base_url, cluster.address)
+            if not args.skip_wall:
+                part_wall_time(root, server.base_url, cluster.address)
             if not args.skip_kill:
                 part_kill(root, server.base_url, cluster.address, cluster, workers)
             part_overhead(root, cluster.address, args.trivial)

@@ -148,6 +148,7 @@ class RayBackend:
         self._count = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
+        self._submitted = threading.Event()
         self._poller = threading.Thread(target=self._poll, name="batch-ray-poll", daemon=True)
         self._poller.start()
 
@@ -167,6 +168,7 @@ class RayBackend:
             ref = self._task.remote(job, self._board, key)
             handle = RayHandle(job, key, ref, on_progress, on_done)
             self._handles[key] = handle
+        self._submitted.set()
         return handle
 
     def stop(self, handle: JobHandle) -> None:
@@ -186,6 +188,7 @@ class RayBackend:
                 with contextlib.suppress(RayError):
                     ray.cancel(ref, force=True)
         self._closing.set()
+        self._submitted.set()
         self._poller.join()
         self._read_board()
         with contextlib.suppress(RayError):
@@ -196,8 +199,16 @@ class RayBackend:
     # -- the driver's side -----------------------------------------------------------------
 
     def _poll(self) -> None:
-        while not self._closing.wait(_POLL_SECONDS):
+        """Read the board twice a second, and at once when a task ends."""
+        while not self._closing.is_set():
+            with self._lock:
+                pending = [h.ref for h in self._handles.values() if not h.done()]
             with contextlib.suppress(RayError):
+                if pending:
+                    ray.wait(pending, num_returns=1, timeout=_POLL_SECONDS)
+                else:
+                    self._submitted.wait(_POLL_SECONDS)  # nothing running: wait for a job
+                    self._submitted.clear()
                 self._read_board()
                 self._reap()
 
