@@ -1,7 +1,7 @@
 """`baton batch --backend ray` on a 3-node Ray cluster on this machine (scripted agent).
 
 Part 1: 6 features, 2 `baton_slot`s per node: the batch's wall time on Ray beside the
-`local` backend (`--parallel 6`) on the same work; all must PASS.
+`local` backend (`--parallel 6`) on the same work, each twice, alternating; all must PASS.
 Part 2: the same 6 again on Ray; one worker node is removed (`Cluster.remove_node`) at a
 random moment while it runs two loops: both must PASS on the other nodes; re-done agent
 turns per lost feature (its prompts typed beyond a feature that was not lost); the most
@@ -88,13 +88,19 @@ def _prompts(worktree: str) -> int:
 
 
 def part_wall_time(root: Path, api: str, address: str) -> None:
-    repo, backlog = _sample(root / "local", 6)
-    local = _timed(_command(repo, backlog, api, "--parallel", "6"))
-    print(f"local backend, 6 features at --parallel 6: {local:.1f} s, {_passed(repo)}")
-    repo, backlog = _sample(root / "ray", 6)
-    on_ray = _timed(_command(repo, backlog, api, "--backend", "ray", "--address", address))
-    print(f"ray backend, 3 nodes x 2 slots, 6 features:  {on_ray:.1f} s, {_passed(repo)}")
-    print(f"  ratio ray/local: {on_ray / local:.2f}x")
+    """Each backend twice, alternating (local, ray, ray, local): the machine's load moves."""
+    times: dict[str, list[float]] = {"local": [], "ray": []}
+    for n, backend in enumerate(("local", "ray", "ray", "local")):
+        repo, backlog = _sample(root / f"{backend}-{n}", 6)
+        extra = ["--parallel", "6"] if backend == "local" else ["--backend", "ray"]
+        extra += [] if backend == "local" else ["--address", address]
+        seconds = _timed(_command(repo, backlog, api, *extra))
+        times[backend].append(seconds)
+        load = os.getloadavg()[0]
+        print(f"{backend:>5}: 6 features in {seconds:.1f} s, {_passed(repo)} (load {load:.1f})")
+    local, on_ray = min(times["local"]), min(times["ray"])
+    ratio = on_ray / local
+    print(f"  best of two: local {local:.1f} s, ray {on_ray:.1f} s: ray/local {ratio:.2f}x")
 
 
 def part_kill(root: Path, api: str, address: str, cluster: Cluster, workers: list[Any]) -> None:

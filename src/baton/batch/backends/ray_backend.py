@@ -58,6 +58,12 @@ def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
         with contextlib.suppress(RayError):
             ray.get(board.outcome.remote(key, outcome), timeout=_ASK_SECONDS)
 
+    if should_stop():  # cancelled or stopped while it waited for a slot: do not start
+        outcome = FeatureOutcome(
+            "stopped", None, "stopped before it started", read_progress(job.state_file)
+        )
+        on_outcome(outcome)
+        return outcome
     try:
         return run_feature_job(job, on_progress, should_stop, on_outcome)
     except Exception as error:  # a bug in a job must not be retried as a lost node
@@ -182,16 +188,16 @@ class RayBackend:
         for handle in handles:
             self.stop(handle)
         refs = [h.ref for h in handles]
-        if refs:
-            _ready, late = ray.wait(refs, num_returns=len(refs), timeout=_CLOSE_SECONDS)
-            for ref in late:
-                with contextlib.suppress(RayError):
+        with contextlib.suppress(RayError):
+            if refs:
+                _ready, late = ray.wait(refs, num_returns=len(refs), timeout=_CLOSE_SECONDS)
+                for ref in late:
                     ray.cancel(ref, force=True)
         self._closing.set()
         self._submitted.set()
         self._poller.join()
-        self._read_board()
         with contextlib.suppress(RayError):
+            self._read_board()
             ray.kill(self._board)
         if self._started_ray:
             ray.shutdown()
