@@ -351,9 +351,10 @@ def attach(role: str, print_only: bool, state_file: Path | None) -> None:
 
 
 def _add_batch_group() -> None:
-    from baton.batch.cli import batch
+    from baton.batch.cli import batch, worker
 
     cli.add_command(batch)
+    cli.add_command(worker)
 
 
 _add_batch_group()

@@ -32,6 +32,7 @@ class FakeHandle:
         self.status = status
         self.cost = cost
         self.stopped = False
+        self.host: str | None = "fakehost"
 
     def done(self) -> bool:
         if self.stopped:
@@ -71,6 +72,9 @@ class FakeBackend:
         if on_progress is not None and cost:
             on_progress(Progress(round=1, phase="analyst", cost_usd=cost))
         return handle
+
+    def capacity(self) -> int | None:
+        return None
 
     def stop(self, handle: JobHandle) -> None:
         assert isinstance(handle, FakeHandle)

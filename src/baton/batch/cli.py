@@ -127,6 +127,18 @@ def batch() -> None:
 @click.option("--keep-agents", is_flag=True, help="Leave each loop's agents running at its end.")
 @click.option("--set", "settings", multiple=True, help="KEY=VALUE: a `baton run` setting for all.")
 @_publish_options(required=False)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where loops run: this machine, or a Ray cluster's hosts (docs/scale-out.md).",
+)
+@click.option(
+    "--address",
+    default=None,
+    help="The Ray cluster (default: RAY_ADDRESS, the one `ray start` set up, else a local one).",
+)
 def run(
     backlog: Path,
     repo: Path,
@@ -144,6 +156,8 @@ def run(
     github_api: str,
     github_repo: str | None,
     base_branch: str | None,
+    backend: str,
+    address: str | None,
 ) -> None:
     """Run every feature of BACKLOG (a folder of prompt files, or a .toml/.json manifest).
 
@@ -159,6 +173,8 @@ def run(
         from baton.batch.worktrees import Repository
         from baton.errors import ConfigError
 
+        if address and backend != "ray":
+            raise ConfigError("--address is for --backend ray")
         values = {}
         for key, value in _pairs(settings, "--set").items():
             env = setting_env_name(key)
@@ -172,13 +188,16 @@ def run(
             caps[name] = int(text)
         items = read_backlog(backlog)
         options = BatchOptions(
-            parallel=parallel or default_parallel(),
+            # On Ray the cluster's `baton_slot`s decide (0), unless --parallel caps it.
+            parallel=parallel or (0 if backend == "ray" else default_parallel()),
             provider_caps=caps,
             max_cost_usd=max_cost_usd,
             max_tokens=max_tokens,
             api=api,
             keep_agents=keep_agents,
             settings=values,
+            backend=backend,
+            address=address,
         )
         repository = Repository(repo)
         the_id = batch_id or items.default_id
@@ -429,3 +448,33 @@ def watch(batch_id: str, feature: str | None, once: bool, repo: Path) -> None:
         return run_watch(state_file, os.environ, once=True, interval=1.0, lines=15)
 
     _exit(action)
+
+
+@click.command()
+@click.option("--address", required=True, help="The head node, HOST:PORT (its `ray start --head`).")
+@click.option("--slots", type=click.IntRange(min=1), required=True, help="Loops this host runs.")
+@click.option("--block", is_flag=True, help="Stay in the foreground until the node stops.")
+@click.option("--dry-run", is_flag=True, help="Check the tools and print the command only.")
+def worker(address: str, slots: int, block: bool, dry_run: bool) -> None:
+    """Join a Ray cluster as a host with SLOTS loop slots (`baton batch run --backend ray`)."""
+    import shlex
+    import subprocess
+
+    from baton.batch.worker import join_command, missing_tools
+
+    problems, warnings = missing_tools()
+    for line in warnings:
+        click.echo(f"baton worker: warning: {line}", err=True)
+    for line in problems:
+        click.echo(f"baton worker: error: {line}", err=True)
+    if problems:
+        sys.exit(1)
+    command = join_command(address, slots, block=block)
+    click.echo(shlex.join(command))
+    if dry_run:
+        return
+    try:
+        sys.exit(subprocess.call(command))
+    except FileNotFoundError:
+        click.echo("baton worker: error: ray is not installed: pip install 'baton[ray]'", err=True)
+        sys.exit(1)

@@ -76,7 +76,8 @@ def _run_locked(
         batch = new_batch(repo, batch_id, backlog, base, options)
         log.info(
             f"batch {batch_id}: {len(batch.features)} feature(s) from {batch.base_commit[:12]}, "
-            f"{options.parallel} at a time; ledger: {ledger.path}"
+            f"{options.parallel or 'as many as the cluster has slots'} at a time"
+            f"{' on Ray' if options.backend == 'ray' else ''}; ledger: {ledger.path}"
         )
     return BatchRunner(repo, batch, backlog, options, environ, log=log).run(take_lock=False)
 

@@ -69,6 +69,7 @@ class FeatureRecord:
     commit: str | None = None
     loop_seconds: float = 0.0  # the last attempt's `baton run` subprocess, start to exit
     job_seconds: float = 0.0  # the last attempt's whole job (worktree, loop, session closed)
+    host: str | None = None  # where its last attempt ran (the backend's name for the host)
 
     @property
     def state(self) -> FeatureStatus:

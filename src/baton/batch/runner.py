@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from baton.batch.backends import Backend, LocalBackend
+from baton.batch.backends import Backend, BackendConfig, LocalBackendConfig, RayBackendConfig, make
 from baton.batch.backends.base import JobHandle
 from baton.batch.backlog import Backlog, Feature
 from baton.batch.job import (
@@ -55,6 +55,13 @@ class BatchOptions:
     api: str | None = None
     keep_agents: bool = False
     settings: dict[str, str] = field(default_factory=dict)  # env name -> value, for every feature
+    backend: str = "local"  # where jobs run: local, ray (docs/scale-out.md)
+    address: str | None = None  # the Ray cluster (None: RAY_ADDRESS, `ray start`'s, or a local one)
+
+    def backend_config(self) -> BackendConfig:
+        if self.backend == "ray":
+            return RayBackendConfig(address=self.address)
+        return LocalBackendConfig()
 
     @classmethod
     def from_ledger(cls, data: Mapping[str, Any]) -> BatchOptions:
@@ -117,7 +124,7 @@ class BatchRunner:
         self.features: dict[str, Feature] = {f.name: f for f in backlog.features}
         self.options = options
         self.environ = dict(environ)
-        self.backend: Backend = backend if backend is not None else LocalBackend()
+        self.backend: Backend = backend if backend is not None else make(options.backend_config())
         self.log = log or RunLog(prefix="baton batch")
         self.ledger = Ledger(ledger_path(repo, batch.id))
         self.batch_dir = self.ledger.path.parent
@@ -224,7 +231,7 @@ class BatchRunner:
                 for name in to_start(
                     self.batch.features,
                     providers,
-                    parallel=self.options.parallel,
+                    parallel=self.options.parallel or self.backend.capacity() or 1,
                     provider_caps=self.options.provider_caps,
                 ):
                     record = self.batch.feature(name)
@@ -233,6 +240,7 @@ class BatchRunner:
                     else:
                         _drop(record)
             self._apply_progress()
+            self._apply_hosts()
             self.ledger.save_if_changed(self.batch)
             if not self.handles and (stopping or self.batch.all_final):
                 break
@@ -266,10 +274,16 @@ class BatchRunner:
         for name, progress in latest.items():
             _take_progress(self.batch.feature(name), progress)
 
+    def _apply_hosts(self) -> None:
+        for name, handle in self.handles.items():
+            if handle.host:
+                self.batch.feature(name).host = handle.host
+
     def _collect(self, *, force: bool = False) -> None:
         for name, handle in list(self.handles.items()):
             if handle.done():
                 del self.handles[name]
+                self.batch.feature(name).host = handle.host or self.batch.feature(name).host
                 self._finish(self.batch.feature(name), handle.outcome(), handle.job)
             elif force:  # the backend was closed: a job that did not report stays resumable
                 del self.handles[name]

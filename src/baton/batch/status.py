@@ -22,7 +22,17 @@ from baton.orchestrator.driver_lock import current_driver
 __all__ = ["list_batches", "render_status", "status_view", "watch_status"]
 
 _STYLE = {"PASS": "green", "FAIL": "red", "error": "red", "running": "cyan", "cancelled": "dim"}
-_COLUMNS = ("feature", "status", "round/phase", "agents busy", "tokens", "cost", "branch", "time")
+_COLUMNS = (
+    "feature",
+    "status",
+    "round/phase",
+    "agents busy",
+    "tokens",
+    "cost",
+    "branch",
+    "host",
+    "time",
+)
 
 
 def _moment(text: str) -> datetime:
@@ -65,6 +75,7 @@ def _row(
         str(record.tokens),
         f"${record.cost_usd:.2f}",
         record.branch,
+        escape(record.host or ""),
         _elapsed(record, now),
     ]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
+from baton.batch.hosts import reach_hint
 from baton.batch.ledger import BatchRecord, Ledger
 from baton.batch.status import status_view
 from baton.cockpit.watch import KeyReader, Watcher, open_watcher, split_keys
@@ -91,6 +92,10 @@ class BatchWatch:
             return
         self.selected = index
         state_file = Path(record.state_file)
+        elsewhere = reach_hint(record)
+        if elsewhere is not None and not state_file.is_file():
+            self.message = elsewhere
+            return
         if not state_file.is_file():
             self.message = f"{name} has not started yet: no agents to show"
             return

@@ -150,6 +150,11 @@ class Orchestrator:
                 f"({dead.describe()}), which is no longer running"
             )
 
+    def _git_start_recorded(self) -> bool:
+        path = self.events.path
+        events = read_events(path) if path is not None else iter(())
+        return any(e.get("event") == EventKind.GIT_START.value for e in events)
+
     def _run(self) -> int:
         prepared = prepare_run(self.settings, self.log)
         if prepared.finished:
@@ -192,7 +197,9 @@ class Orchestrator:
             max_cost_usd=self.settings.max_cost_usd,
             start_agent=self.settings.start_agent or "analyst",
         )
-        if not prepared.resumed:
+        if not prepared.resumed or not self._git_start_recorded():
+            # A run stopped while its team was being created (a lost host) resumes with
+            # no starting point yet: record it now, so its PASS is committed.
             record_git_start(self.settings, self.events, self.log)
         machine = self._machine(prepared, archive, restarter)
         with self.signals.critical():

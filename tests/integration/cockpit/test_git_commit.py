@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.support.run_env import scripted_run_env
 from tests.support.server import ServerProcess
+from tests.support.waiting import wait_until
 
 from baton.demo.sample import write_sample_project
 from baton.orchestrator.config import Settings
@@ -177,3 +178,35 @@ def test_a_scripted_run_commits_its_fix(baton_server: ServerProcess, tmp_path: P
     assert subject == "Fix `median` in the sample project so that every unit test passes."
     assert "RESULT: PASS in round 2." in git(project.root, "log", "-1", "--format=%b")
     assert git(project.root, "status", "--porcelain").split() == ["??", ".tmp/"]
+
+
+def test_a_run_killed_while_its_team_starts_still_commits_its_pass(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    """A host lost during team creation leaves a resumable state with no starting point
+    recorded yet; the resumed run records it, so its PASS is committed all the same."""
+    project = write_sample_project(tmp_path / "project")
+    (project.root / ".gitignore").write_text("__pycache__/\n")
+    git(project.root, "init", "--quiet", "--initial-branch=main")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "--quiet", "-m", "sample")
+    env = scripted_run_env(baton_server.base_url, project, WD=None)
+    command = [sys.executable, "-m", "baton", "run", "--wd", str(project.root)]
+    command.append("--post-git-commit")
+    state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
+    first = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: state_file.is_file(), timeout=60)
+    finally:
+        first.kill()  # as a lost host: no signal handler, nothing saved on the way out
+        first.wait()
+    logs = list((project.root / ".tmp").glob("2*/events.jsonl"))
+    events = [e for log in logs for e in read_events(log)]
+    assert not any(e.get("event") == "git_start" for e in events)  # killed before it
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "resuming the run" in again.stderr
+    assert "POST_GIT_COMMIT: committed 1 file(s)" in again.stderr
+    assert git(project.root, "show", "--name-only", "--format=", "HEAD").split() == [
+        "stats/median.py"
+    ]

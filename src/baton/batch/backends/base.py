@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baton.batch.job import FeatureJob, FeatureOutcome, Progress
 
-__all__ = ["Backend", "BackendConfig", "JobHandle", "LocalBackendConfig"]
+__all__ = ["Backend", "BackendConfig", "JobHandle", "LocalBackendConfig", "RayBackendConfig"]
 
 
 class LocalBackendConfig(BaseModel):
@@ -23,13 +23,32 @@ class LocalBackendConfig(BaseModel):
     type: Literal["local"] = "local"
 
 
-BackendConfig = Annotated[LocalBackendConfig, Field(discriminator="type")]
+class RayBackendConfig(BaseModel):
+    """Run each job as a Ray task on a host with a free `baton_slot` (docs/scale-out.md)."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["ray"] = "ray"
+    # None: RAY_ADDRESS, else the cluster `ray start` set up on this host ("auto"), else a
+    # local one-machine cluster started for this batch (to try it out).
+    address: str | None = None
+    namespace: str = "baton"
+    # A job lost with its node (or its worker) runs again elsewhere, resuming its state.
+    max_retries: int = Field(default=3, ge=0)
+    local_slots: int = Field(default=4, ge=1)  # `baton_slot`s of a cluster started here
+
+
+BackendConfig = Annotated[LocalBackendConfig | RayBackendConfig, Field(discriminator="type")]
 
 
 class JobHandle(Protocol):
     """One submitted job."""
 
     job: FeatureJob
+
+    @property
+    def host(self) -> str | None:
+        """Where the job runs (None until it has started somewhere)."""
+        ...
 
     def done(self) -> bool: ...
 
@@ -46,6 +65,10 @@ class Backend(Protocol):
         on_done: Callable[[], None] | None = None,
     ) -> JobHandle:
         """Start the job; `on_done` (from any thread) once `done()` turns true."""
+        ...
+
+    def capacity(self) -> int | None:
+        """How many jobs it can run at once now (None: the batch's `--parallel` decides)."""
         ...
 
     def stop(self, handle: JobHandle) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable
 
@@ -17,6 +18,10 @@ class LocalHandle:
         self.stop_requested = threading.Event()
         self._outcome: FeatureOutcome | None = None
         self.thread: threading.Thread | None = None
+
+    @property
+    def host(self) -> str | None:
+        return socket.gethostname()
 
     def done(self) -> bool:
         return self._outcome is not None
@@ -74,6 +79,10 @@ class LocalBackend:
         self._handles.append(handle)
         handle.thread.start()
         return handle
+
+    def capacity(self) -> int | None:
+        """No limit of its own: the batch's `--parallel` decides."""
+        return None
 
     def stop(self, handle: JobHandle) -> None:
         if isinstance(handle, LocalHandle):

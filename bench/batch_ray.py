@@ -1,0 +1,243 @@
+"""`baton batch --backend ray` on a 3-node Ray cluster on this machine (scripted agent).
+
+Part 1: 6 features, 2 `baton_slot`s per node: the batch's wall time on Ray beside the
+`local` backend (`--parallel 6`) on the same work, each twice, alternating; all must PASS.
+Part 2: the same 6 again on Ray; one worker node is removed (`Cluster.remove_node`) at a
+random moment while it runs two loops: both must PASS on the other nodes; re-done agent
+turns per lost feature (its prompts typed beyond a feature that was not lost); the most
+`baton run`s seen driving one worktree at once (must be 1).
+Part 3: scheduling overhead with trivial jobs (each fails at once: its repository is not
+a git repository, so nothing but the scheduling remains): 20 one after another (the round
+trip per feature) and 200 at once (the time to schedule and finish them all).
+
+    .venv/bin/python bench/batch_ray.py [--skip-wall] [--skip-kill] [--trivial 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from batch_scale import SETTINGS, _env, _sample  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+from tests.support.server import running_baton_server  # noqa: E402
+
+from baton.batch.job import FeatureJob  # noqa: E402
+
+SLOTS = 2
+
+
+def _cluster() -> tuple[Cluster, list[Any]]:
+    """Three nodes with two slots each; the head is one of them (it is never removed)."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    cluster = Cluster(
+        initialize_head=True,
+        connect=False,
+        head_node_args={
+            "num_cpus": 1,
+            "include_dashboard": False,
+            "resources": {"baton_slot": SLOTS},
+        },
+    )
+    workers = [cluster.add_node(num_cpus=1, resources={"baton_slot": SLOTS}) for _ in range(2)]
+    cluster.wait_for_nodes()
+    return cluster, workers
+
+
+def _command(repo: Path, backlog: Path, api: str, *extra: str) -> list[str]:
+    command = [sys.executable, "-m", "baton", "batch", "run", str(backlog), "--repo", str(repo)]
+    command += ["--api", api, "--id", "bench", *extra]
+    for setting in SETTINGS:
+        command += ["--set", setting]
+    return command
+
+
+def _ledger(repo: Path) -> dict[str, Any]:
+    try:
+        return json.loads((repo / ".baton" / "batches" / "bench" / "batch.json").read_text())
+    except (OSError, ValueError):
+        return {"features": []}
+
+
+def _timed(command: list[str]) -> float:
+    started = time.monotonic()
+    subprocess.run(command, env=_env(), stderr=subprocess.DEVNULL, check=False)
+    return time.monotonic() - started
+
+
+def _passed(repo: Path) -> str:
+    features = _ledger(repo)["features"]
+    return f"{sum(f['status'] == 'PASS' for f in features)}/{len(features)} PASS"
+
+
+def _prompts(worktree: str) -> int:
+    return sum(1 for p in Path(worktree, ".tmp").glob("2*/*-prompt.md"))
+
+
+def part_wall_time(root: Path, api: str, address: str) -> None:
+    """Each backend twice, alternating (local, ray, ray, local): the machine's load moves."""
+    times: dict[str, list[float]] = {"local": [], "ray": []}
+    for n, backend in enumerate(("local", "ray", "ray", "local")):
+        repo, backlog = _sample(root / f"{backend}-{n}", 6)
+        extra = ["--parallel", "6"] if backend == "local" else ["--backend", "ray"]
+        extra += [] if backend == "local" else ["--address", address]
+        seconds = _timed(_command(repo, backlog, api, *extra))
+        times[backend].append(seconds)
+        load = os.getloadavg()[0]
+        print(f"{backend:>5}: 6 features in {seconds:.1f} s, {_passed(repo)} (load {load:.1f})")
+    local, on_ray = min(times["local"]), min(times["ray"])
+    ratio = on_ray / local
+    print(f"  best of two: local {local:.1f} s, ray {on_ray:.1f} s: ray/local {ratio:.2f}x")
+
+
+def part_kill(root: Path, api: str, address: str, cluster: Cluster, workers: list[Any]) -> None:
+    repo, backlog = _sample(root / "kill", 6)
+    command = _command(repo, backlog, api, "--backend", "ray", "--address", address)
+    most: dict[str, int] = {}
+    stop = threading.Event()
+
+    def count() -> None:
+        while not stop.wait(0.1):
+            now: dict[str, int] = {}
+            for proc in Path("/proc").iterdir():
+                try:
+                    argv = (proc / "cmdline").read_bytes().split(b"\0")
+                    parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    cwd = os.readlink(proc / "cwd")
+                    parent_argv = Path(f"/proc/{parent}/cmdline").read_bytes().split(b"\0")
+                except (OSError, IndexError, ValueError):
+                    continue
+                loop = [b"-m", b"baton", b"run"]
+                # A `baton run`'s own child between fork and exec is not a second driver.
+                if argv[1:4] == loop and parent_argv[1:4] != loop and cwd.startswith(str(repo)):
+                    now[cwd] = now.get(cwd, 0) + 1
+            for cwd, n in now.items():
+                most[cwd] = max(most.get(cwd, 0), n)
+
+    counter = threading.Thread(target=count, daemon=True)
+    counter.start()
+    started = time.monotonic()
+    driver = subprocess.Popen(command, env=_env(), stderr=subprocess.DEVNULL)
+    victim, lost = None, []
+    while victim is None and driver.poll() is None:
+        time.sleep(0.2)
+        running = [f for f in _ledger(repo)["features"] if f["status"] == "running"]
+        for node in workers:
+            on_it = [f for f in running if (f.get("host") or "").endswith(node.node_id[:8])]
+            if len(on_it) == 2 and all(f["round"] >= 1 for f in on_it):
+                time.sleep(random.uniform(0.0, 4.0))  # a random moment in their loops
+                victim, lost = node, [f["name"] for f in on_it]
+                break
+    if victim is None:
+        print("kill: no node ran two loops at once; nothing removed")
+        driver.wait()
+        stop.set()
+        return
+    removed_at = time.monotonic() - started
+    cluster.remove_node(victim, allow_graceful=False)
+    driver.wait()
+    stop.set()
+    counter.join()
+    wall = time.monotonic() - started
+    features = {f["name"]: f for f in _ledger(repo)["features"]}
+    kept = [f for n, f in features.items() if n not in lost and f["status"] == "PASS"]
+    baseline = min(_prompts(f["worktree"]) for f in kept) if kept else 0
+    print(f"kill: node {victim.node_id[:8]} removed at {removed_at:.1f} s running {lost}")
+    print(f"  batch: {wall:.1f} s, {_passed(repo)}")
+    for name in lost:
+        f = features[name]
+        redone = _prompts(f["worktree"]) - baseline
+        print(f"  {name}: {f['status']} on {f['host']}; re-done turns: {redone}")
+    print(f"  most `baton run`s driving one worktree at once: {max(most.values(), default=0)}")
+
+
+def _trivial_jobs(root: Path, count: int) -> list[FeatureJob]:
+    empty = root / "not-a-repo"
+    empty.mkdir(parents=True, exist_ok=True)
+    return [
+        FeatureJob(
+            name=f"t{n:03d}",
+            repo_root=str(empty),
+            base="HEAD",
+            branch=f"baton/t{n:03d}",
+            worktree=str(root / "trees" / f"t{n:03d}"),
+            prompt="",
+            env={},
+        )
+        for n in range(count)
+    ]
+
+
+def part_overhead(root: Path, address: str, count: int) -> None:
+    import ray
+
+    from baton.batch.backends import LocalBackend, RayBackendConfig
+    from baton.batch.backends.ray_backend import RayBackend
+
+    ray.init(address=address, log_to_driver=False, namespace="bench")
+    try:
+        for label, backend in (("ray", RayBackend(RayBackendConfig())), ("local", LocalBackend())):
+            rounds = []
+            for job in _trivial_jobs(root / f"{label}-one", 20):
+                started = time.monotonic()
+                handle = backend.submit(job)
+                while not handle.done():
+                    time.sleep(0.005)
+                rounds.append(time.monotonic() - started)
+            jobs = _trivial_jobs(root / f"{label}-all", count)
+            started = time.monotonic()
+            handles = [backend.submit(job) for job in jobs]
+            submitted = time.monotonic() - started
+            while not all(h.done() for h in handles):
+                time.sleep(0.01)
+            everything = time.monotonic() - started
+            backend.close()
+            print(
+                f"{label}: one at a time, submit to outcome: median "
+                f"{statistics.median(rounds) * 1000:.0f} ms, max {max(rounds) * 1000:.0f} ms; "
+                f"{count} at once: submitted in {submitted:.2f} s, all done in {everything:.1f} s "
+                f"({everything / count * 1000:.0f} ms per feature)"
+            )
+    finally:
+        ray.shutdown()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-kill", action="store_true")
+    parser.add_argument("--skip-wall", action="store_true", help="no 6-feature comparison")
+    parser.add_argument("--trivial", type=int, default=200)
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+    cluster, workers = _cluster()
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="baton-batch-ray-") as tmp,
+            running_baton_server(Path(tmp) / "server") as server,
+        ):
+            root = Path(tmp)
+            if not args.skip_wall:
+                part_wall_time(root, server.base_url, cluster.address)
+            if not args.skip_kill:
+                part_kill(root, server.base_url, cluster.address, cluster, workers)
+            part_overhead(root, cluster.address, args.trivial)
+    finally:
+        cluster.shutdown()
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
