@@ -17,6 +17,7 @@ import sys
 
 from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
+from baton.providers.paste import letters
 from baton.screen import last_lines, normalize_screen
 from baton.scripted_agent import ui
 from baton.scripted_agent.turns import TURN_LOG, read_turns
@@ -37,6 +38,8 @@ class ScriptedProvider(Provider):
     exit_keys = ("C-u", "/exit", "Enter")
     # Esc ends a hanging turn (BATON_SCRIPTED_HANG) with `■ Interrupted`; the agent rests.
     interrupt_keys = ("Escape",)
+    # The agent draws a paste once it has all of it, as a one-line summary.
+    input_marker = ui.PROMPT
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         private_dir(ctx.runtime_dir)
@@ -60,6 +63,18 @@ class ScriptedProvider(Provider):
             ],
             env={"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"},
         )
+
+    def paste_shown(self, screen: str, text: str) -> bool:
+        """The prompt line shows the message's summary: its first line, `[+N lines]`."""
+        lines = last_lines(screen, 1)
+        if not lines or not lines[-1].startswith(ui.PROMPT):
+            return False
+        shown = lines[-1][len(ui.PROMPT) :].strip()
+        first, *rest = text.split("\n")
+        if rest and not shown.endswith(f"[+{len(rest)} lines]"):
+            return False
+        # The summary keeps at least the first 9 characters of the first line.
+        return letters(shown).startswith(letters(first[:9]))
 
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         lines = last_lines(screen, 1)
