@@ -86,7 +86,7 @@ class Provider(ABC):
     # The submit keys follow a paste once the screen shows it (`paste_shown`) and has
     # been still for `paste_settle` seconds; after `paste_wait` seconds they are pressed
     # anyway (a CLI that draws a paste in a way no rule reads).
-    paste_settle: ClassVar[float] = 0.04
+    paste_settle: ClassVar[float] = 0.025
     paste_wait: ClassVar[float] = 3.0
     # The mark that starts the CLI's input box on screen (`›`, `❯`); "" when unknown.
     input_marker: ClassVar[str] = ""

@@ -203,6 +203,7 @@ class InputSender:
             if shown and read_text:
                 shown = provider.paste_shown(screen, text)
             if shown and now - changed_at >= provider.paste_settle:
+                logger.debug("terminal %s: paste drawn in %.3fs", record.id, now - started)
                 return screen
             if now >= deadline:
                 logger.warning(

@@ -49,6 +49,8 @@ def test_enter_never_comes_before_a_slow_agent_drew_the_paste(
             assert wait_for_status(client, terminal, {"completed", "error"}) == "completed"
     inputs = slow_server.state_dir / "terminals" / terminal / "inputs"
     assert not (inputs / EARLY_KEYS_LOG).exists(), (inputs / EARLY_KEYS_LOG).read_text()
+    # Each paste took its buffer with it: no message text stays behind in tmux.
+    assert slow_server.tmux("list-buffers") == ""
     received = sorted(path.name for path in inputs.glob("*.txt"))
     assert received == [f"{n:04d}.txt" for n in range(1, len(_MESSAGES) + 1)]
 
