@@ -19,11 +19,15 @@ is split into segments that add up to it:
     prompt → CLI busy          POST /input: paste, wait until drawn, Enter, CLI busy
     CLI busy → model request   the CLI from taking the input to its model request
 
-Also: the first prompt's model request after `baton run` started (launch → first
-request). The anchor (CAO's own `cao-server`) is not run here: driving it with real
-CLIs offline needs a launch environment it does not take. No figure is asserted.
+Also: the first model request after `baton run` started (launch → first request).
+
+The anchor runs in the same bench, loop for loop in turn with Baton: CAO's own
+`cao-server` 2.5.4 (.tools/cao, scripts/install-cao.sh) with the same CLI and model,
+driven by the same `baton run`. It serves no `/events`, so its handoffs have totals
+only; a CLI it cannot drive is reported as not run. No figure is asserted.
 
     .venv/bin/python bench/handoff_cli.py [--providers codex,claude_code] [--loops 2]
+                                          [--no-anchor]
 """
 
 from __future__ import annotations
@@ -33,12 +37,16 @@ import contextlib
 import itertools
 import json
 import os
+import shlex
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -48,10 +56,20 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.e2e.model.anthropic_messages import (  # noqa: E402
+    anthropic_model_server,
+    claude_environment,
+)
 from tests.e2e.model.brain import Brain  # noqa: E402
-from tests.e2e.team import TeamServer, run_loop, team_server  # noqa: E402
+from tests.e2e.model.openai_responses import (  # noqa: E402
+    codex_environment,
+    openai_model_server,
+)
+from tests.e2e.team import team_server  # noqa: E402
+from tests.support.run_env import RUN_VARIABLES  # noqa: E402
+from tests.support.server import free_port  # noqa: E402
 
-from baton.demo.sample import write_sample_project  # noqa: E402
+from baton.demo.sample import SampleProject, write_sample_project  # noqa: E402
 from baton.orchestrator.events import read_events  # noqa: E402
 
 SEGMENTS = (
@@ -61,6 +79,9 @@ SEGMENTS = (
     "prompt → CLI busy",
     "CLI busy → model request",
 )
+CAO_SERVER = ROOT / ".tools" / "cao" / "bin" / "cao-server"
+_LOOP_SECONDS = 900
+Headers = dict[str, str]
 # Wall clock = monotonic + this, for the model server's monotonic stamps.
 _WALL_OFFSET = time.time() - time.monotonic()
 
@@ -91,6 +112,8 @@ class ServerEvents:
                 httpx.Client(timeout=timeout, headers=self.headers) as client,
                 client.stream("GET", f"{self.base_url}/events") as response,
             ):
+                if response.status_code != 200:
+                    return  # a server without events (cao-server): no segments
                 for line in response.iter_lines():
                     if self._stop.is_set():
                         return
@@ -106,21 +129,21 @@ class Loop:
     """One loop's figures: handoffs (total, segments) in seconds, launch → first request."""
 
     verdict: str
-    handoffs: list[tuple[float, list[float]]]
+    handoffs: list[tuple[float, list[float] | None]]
     first_request: float | None
 
 
-def run_one(provider: str, workdir: Path) -> Loop:
-    """One `baton run` of the sample project with `provider` CLIs; its handoffs."""
+def run_one(server: str, provider: str, workdir: Path) -> Loop:
+    """One `baton run` of the sample project with `provider` CLIs under `server`."""
     brain = Brain()
-    with team_server(workdir, brain, {provider}) as team:
+    serving = baton_serve if server == "baton" else cao_serve
+    with serving(workdir, brain, provider) as (base_url, headers):
         project = write_sample_project(workdir / "project")
-        headers = _headers(team)
-        with ServerEvents(team.server.base_url, headers) as events:
+        with ServerEvents(base_url, headers) as events:
             launched = time.time()
-            result = run_loop(team, project, provider=provider, **_DEFAULTS)
+            code = run_baton(base_url, project, provider)
             time.sleep(0.5)  # the last events on their way
-        verdict = "PASS" if result.returncode == 0 else f"exit {result.returncode}"
+        verdict = "PASS" if code == 0 else f"exit {code}"
         archive = max(p for p in (project.root / ".tmp").glob("2*") if p.is_dir())
         turns = sorted(
             (record.opened + _WALL_OFFSET, record.closed + _WALL_OFFSET)
@@ -131,35 +154,133 @@ def run_one(provider: str, workdir: Path) -> Loop:
         return Loop(verdict, handoffs(turns, events.seen, archive), first)
 
 
-# `run_loop` sets short test timings; the bench runs with `baton run`'s defaults.
-_DEFAULTS = {"POLL_SECONDS": "2", "IDLE_GRACE_SECONDS": "30", "RESPONSE_TIMEOUT": "1800"}
+@contextlib.contextmanager
+def baton_serve(workdir: Path, brain: Brain, provider: str) -> Iterator[tuple[str, Headers]]:
+    """`baton serve` with `provider`'s CLIs against the scripted model (tests/e2e/team)."""
+    with team_server(workdir, brain, {provider}) as team:
+        token = team.server.env.get("BATON_TOKEN")
+        yield team.server.base_url, {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def _headers(team: TeamServer) -> dict[str, str]:
-    token = team.server.env.get("BATON_TOKEN")
-    return {"Authorization": f"Bearer {token}"} if token else {}
+@contextlib.contextmanager
+def cao_serve(workdir: Path, brain: Brain, provider: str) -> Iterator[tuple[str, Headers]]:
+    """CAO's own `cao-server` 2.5.4 with `provider`'s CLIs against the scripted model.
+
+    As the stock-server e2e test runs it (private HOME, CAO home, tmux), with the CLIs'
+    offline environment; its panes run login shells, so PATH is set again in the HOME's
+    shell profiles. It serves no `/events`: its handoffs get no segments.
+    """
+    if not CAO_SERVER.is_file():
+        raise RuntimeError(f"cao-server is not installed at {CAO_SERVER}")
+    root = Path(tempfile.mkdtemp(prefix="baton-cao-"))  # short: tmux socket paths are limited
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, root, ignore_errors=True)
+        if provider == "codex":
+            model = stack.enter_context(openai_model_server(brain))
+            env = codex_environment(workdir / "codex-home", model)
+            env["HOME"] = str(root / "home")
+        else:
+            model = stack.enter_context(anthropic_model_server(brain))
+            env = claude_environment(workdir / "claude-home", model)
+        home, cao_home, tmux_dir = Path(env["HOME"]), root / "cao", root / "tmux"
+        for directory in (home, cao_home / "agent-store", tmux_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        for profile in (".bash_profile", ".profile"):
+            (home / profile).write_text(f"export PATH={shlex.quote(env['PATH'])}\n")
+        for profile in (ROOT / "src" / "baton" / "profiles").glob("*.md"):
+            shutil.copy(profile, cao_home / "agent-store" / profile.name)
+        env = {**os.environ, **env, "CAO_HOME_DIR": str(cao_home), "TMUX_TMPDIR": str(tmux_dir)}
+        env["SHELL"] = "/bin/bash"
+        for name in ("TMUX", "TMUX_PANE"):
+            env.pop(name, None)
+        port = free_port()
+        with (root / "cao-server.log").open("ab") as log:
+            process = subprocess.Popen(
+                [str(CAO_SERVER), "--host", "127.0.0.1", "--port", str(port)],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        stack.callback(_stop_cao, process, tmux_dir)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("cao-server did not start")
+            time.sleep(0.2)
+        yield url, {}
+
+
+def _stop_cao(process: subprocess.Popen[bytes], tmux_dir: Path) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    for socket in tmux_dir.glob("tmux-*/*"):
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, check=False)
+
+
+def run_baton(api: str, project: SampleProject, provider: str) -> int:
+    """`baton run` on `project` against `api` with its default settings; its exit code."""
+    env = {key: value for key, value in os.environ.items() if key not in RUN_VARIABLES}
+    env |= {
+        "API": api,
+        "PROVIDER": provider,
+        "WD": str(project.root),
+        "PROMPT": project.prompt(),
+        "CLEANUP_ON_EXIT": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "baton", "run"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=(project.root.parent / "baton-run.stderr").open("w"),
+        start_new_session=True,
+    )
+    try:
+        return process.wait(timeout=_LOOP_SECONDS)
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
 
 
 def handoffs(
     turns: list[tuple[float, float]], statuses: list[tuple[float, str, str]], archive: Path
-) -> list[tuple[float, list[float]]]:
-    """Per handoff (a turn's close → the next turn's open): the total and its segments."""
+) -> list[tuple[float, list[float] | None]]:
+    """Per handoff (a turn's close → the next turn's open): the total and its segments.
+
+    Segments need the server's status events; without them (a server with no
+    `/events`) a handoff has its total only.
+    """
     record = list(read_events(archive / "events.jsonl"))
     answers = sorted(_epoch(e["ts"]) for e in record if e.get("event") == "answer")
     prompts = sorted(p.stat().st_mtime for p in archive.glob("[0-9][0-9][0-9]-*-prompt.md"))
     completed = sorted(at for at, _, status in statuses if status == "completed")
     busy = sorted(at for at, _, status in statuses if status == "processing")
-    found = []
+    found: list[tuple[float, list[float] | None]] = []
     for (_, closed), (opened, _) in itertools.pairwise(turns):
+        if not opened > closed:
+            continue
         done = _first_after(completed, closed)
         taken = _first_after(answers, done)
         decided = _first_after(prompts, taken)
         working = _first_after(busy, decided)
         marks = [closed, done, taken, decided, working, opened]
-        if None in marks or not opened > closed:
-            continue
         times = [mark for mark in marks if mark is not None]
-        found.append((opened - closed, [b - a for a, b in itertools.pairwise(times)]))
+        parts = [b - a for a, b in itertools.pairwise(times)] if len(times) == 6 else None
+        found.append((opened - closed, parts))
     return found
 
 
@@ -182,14 +303,16 @@ def _ms(samples: list[float]) -> str:
     return f"{statistics.median(samples) * 1000:7.0f} {p90 * 1000:8.0f}"
 
 
-def report(provider: str, loops: list[Loop]) -> None:
+def report(label: str, loops: list[Loop]) -> None:
     found = [handoff for loop in loops for handoff in loop.handoffs]
     verdicts = ", ".join(loop.verdict for loop in loops)
-    print(f"\n{provider}: {len(loops)} loop(s) ({verdicts}), {len(found)} handoffs")
+    print(f"\n{label}: {len(loops)} loop(s) ({verdicts}), {len(found)} handoffs")
     print(f"  {'ms':<34} {'median':>7} {'p90':>8}")
     print(f"  {'model end → next model request':<34} {_ms([total for total, _ in found])}")
+    split = [parts for _, parts in found if parts is not None]
     for index, name in enumerate(SEGMENTS):
-        print(f"    {name:<32} {_ms([parts[index] for _, parts in found])}")
+        if split:
+            print(f"    {name:<32} {_ms([parts[index] for parts in split])}")
     firsts = [loop.first_request for loop in loops if loop.first_request is not None]
     print(f"  {'launch → first model request':<34} {_ms(firsts)}")
 
@@ -197,23 +320,29 @@ def report(provider: str, loops: list[Loop]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--providers", default="codex,claude_code")
-    parser.add_argument("--loops", type=int, default=2, help="loops per CLI (default 2)")
+    parser.add_argument("--loops", type=int, default=2, help="loops per CLI and server")
+    parser.add_argument("--no-anchor", action="store_true", help="skip cao-server")
     args = parser.parse_args()
     providers = [name.strip() for name in args.providers.split(",") if name.strip()]
+    servers = ["baton"] if args.no_anchor else ["baton", "cao-server"]
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     results: dict[str, list[Loop]] = {}
     for provider in providers:
-        results[provider] = []
         for index in range(args.loops):
-            workdir = Path(tempfile.mkdtemp(prefix=f"baton-handoff-{provider}-"))
-            try:
-                loop = run_one(provider, workdir)
-            finally:
-                shutil.rmtree(workdir, ignore_errors=True)
-            results[provider].append(loop)
-            print(f"  {provider} loop {index + 1}: {loop.verdict}", file=sys.stderr)
-    for provider, loops in results.items():
-        report(provider, loops)
+            for server in servers:  # taking turns, so both see the same load
+                label = f"{provider} · {server}"
+                workdir = Path(tempfile.mkdtemp(prefix="baton-handoff-"))
+                try:
+                    loop = run_one(server, provider, workdir)
+                except Exception as error:  # the anchor may not run a CLI: say so, go on
+                    print(f"  {label} loop {index + 1}: did not run ({error})", file=sys.stderr)
+                    continue
+                finally:
+                    shutil.rmtree(workdir, ignore_errors=True)
+                results.setdefault(label, []).append(loop)
+                print(f"  {label} loop {index + 1}: {loop.verdict}", file=sys.stderr)
+    for label, loops in results.items():
+        report(label, loops)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
