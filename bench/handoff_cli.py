@@ -24,10 +24,14 @@ Also: the first model request after `baton run` started (launch → first reques
 The anchor runs in the same bench, loop for loop in turn with Baton: CAO's own
 `cao-server` 2.5.4 (.tools/cao, scripts/install-cao.sh) with the same CLI and model,
 driven by the same `baton run`. It serves no `/events`, so its handoffs have totals
-only; a CLI it cannot drive is reported as not run. No figure is asserted.
+only; a CLI it cannot drive is reported as not run. Its status detection does not
+recognise Codex 0.169's finished screen, so `baton run` takes each answer only once the
+file has been still for IDLE_GRACE_SECONDS: an anchor loop is stopped after
+`--anchor-seconds` and its handoffs so far count. No figure is asserted.
 
     .venv/bin/python bench/handoff_cli.py [--providers codex,claude_code] [--loops 2]
-                                          [--no-anchor]
+                                          [--no-anchor] [--anchor-loops 1]
+                                          [--anchor-seconds 300]
 """
 
 from __future__ import annotations
@@ -80,7 +84,6 @@ SEGMENTS = (
     "CLI busy → model request",
 )
 CAO_SERVER = ROOT / ".tools" / "cao" / "bin" / "cao-server"
-_LOOP_SECONDS = 900
 Headers = dict[str, str]
 # Wall clock = monotonic + this, for the model server's monotonic stamps.
 _WALL_OFFSET = time.time() - time.monotonic()
@@ -133,17 +136,20 @@ class Loop:
     first_request: float | None
 
 
-def run_one(server: str, provider: str, workdir: Path) -> Loop:
-    """One `baton run` of the sample project with `provider` CLIs under `server`."""
+def run_one(server: str, provider: str, workdir: Path, seconds: float) -> Loop:
+    """One `baton run` of the sample project with `provider` CLIs under `server`.
+
+    Stopped after `seconds`: the handoffs made by then count.
+    """
     brain = Brain()
     serving = baton_serve if server == "baton" else cao_serve
     with serving(workdir, brain, provider) as (base_url, headers):
         project = write_sample_project(workdir / "project")
         with ServerEvents(base_url, headers) as events:
             launched = time.time()
-            code = run_baton(base_url, project, provider)
+            code = run_baton(base_url, project, provider, seconds)
             time.sleep(0.5)  # the last events on their way
-        verdict = "PASS" if code == 0 else f"exit {code}"
+        verdict = {0: "PASS", None: f"stopped after {seconds:g}s"}.get(code, f"exit {code}")
         archive = max(p for p in (project.root / ".tmp").glob("2*") if p.is_dir())
         turns = sorted(
             (record.opened + _WALL_OFFSET, record.closed + _WALL_OFFSET)
@@ -229,8 +235,11 @@ def _stop_cao(process: subprocess.Popen[bytes], tmux_dir: Path) -> None:
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, check=False)
 
 
-def run_baton(api: str, project: SampleProject, provider: str) -> int:
-    """`baton run` on `project` against `api` with its default settings; its exit code."""
+def run_baton(api: str, project: SampleProject, provider: str, seconds: float) -> int | None:
+    """`baton run` on `project` against `api` with its default settings; its exit code.
+
+    None when it was stopped after `seconds`.
+    """
     env = {key: value for key, value in os.environ.items() if key not in RUN_VARIABLES}
     env |= {
         "API": api,
@@ -248,7 +257,9 @@ def run_baton(api: str, project: SampleProject, provider: str) -> int:
         start_new_session=True,
     )
     try:
-        return process.wait(timeout=_LOOP_SECONDS)
+        return process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return None
     finally:
         if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -322,6 +333,13 @@ def main() -> int:
     parser.add_argument("--providers", default="codex,claude_code")
     parser.add_argument("--loops", type=int, default=2, help="loops per CLI and server")
     parser.add_argument("--no-anchor", action="store_true", help="skip cao-server")
+    parser.add_argument("--anchor-loops", type=int, default=1, help="cao-server loops per CLI")
+    parser.add_argument(
+        "--anchor-seconds",
+        type=float,
+        default=300,
+        help="stop an anchor loop after this long (default 300; its handoffs so far count)",
+    )
     args = parser.parse_args()
     providers = [name.strip() for name in args.providers.split(",") if name.strip()]
     servers = ["baton"] if args.no_anchor else ["baton", "cao-server"]
@@ -330,10 +348,13 @@ def main() -> int:
     for provider in providers:
         for index in range(args.loops):
             for server in servers:  # taking turns, so both see the same load
+                if server != "baton" and index >= args.anchor_loops:
+                    continue
                 label = f"{provider} · {server}"
                 workdir = Path(tempfile.mkdtemp(prefix="baton-handoff-"))
                 try:
-                    loop = run_one(server, provider, workdir)
+                    seconds = 900 if server == "baton" else args.anchor_seconds
+                    loop = run_one(server, provider, workdir, seconds)
                 except Exception as error:  # the anchor may not run a CLI: say so, go on
                     print(f"  {label} loop {index + 1}: did not run ({error})", file=sys.stderr)
                     continue
