@@ -66,3 +66,21 @@ def test_a_slash_command_waits_for_the_draw_too(slow_server: ServerProcess, tmp_
     inputs = slow_server.state_dir / "terminals" / terminal / "inputs"
     assert not (inputs / EARLY_KEYS_LOG).exists(), (inputs / EARLY_KEYS_LOG).read_text()
     assert [path.read_text() for path in sorted(inputs.glob("*.txt"))] == ["after it"]
+
+
+@pytest.mark.parametrize("lines", [1, 20_000], ids=["one-line", "multi-line"])
+def test_a_one_megabyte_message_is_read_on_screen_and_arrives_whole(
+    baton_server: ServerProcess, tmp_path: Path, lines: int
+) -> None:
+    line = "x" * (1_000_000 // lines - 1)
+    message = "\n".join(f"{n:05d}{line[5:]}" for n in range(lines)) + " the end"
+    assert len(message.encode("utf-8")) >= 1_000_000
+    with baton_server.client() as client:
+        terminal = create_scripted_terminal(client, tmp_path, profile="tester")["id"]
+        sent = client.post(f"/terminals/{terminal}/input", json={"message": message})
+        assert sent.status_code == 200, sent.text
+        assert wait_for_status(client, terminal, {"completed", "error"}) == "completed"
+    inputs = baton_server.state_dir / "terminals" / terminal / "inputs"
+    assert [path.read_text() for path in sorted(inputs.glob("*.txt"))] == [message]
+    # The rule read the paste on screen; the submit keys did not wait out the cap.
+    assert "did not show" not in baton_server.log()
