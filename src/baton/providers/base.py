@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from baton.providers.paste import input_box, tail_shown
 from baton.providers.progress import GENERIC_INDICATOR, still_text
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -90,9 +91,13 @@ class Provider(ABC):
     name: ClassVar[str]
     # tmux key names sent after the pasted message to submit it.
     submit_keys: ClassVar[tuple[str, ...]] = ("Enter",)
-    # Seconds between the paste and the submit keys: a CLI that folds or debounces
-    # pastes needs a moment to see the paste as finished before Enter arrives.
-    submit_delay: ClassVar[float] = 0.1
+    # The submit keys follow a paste once the screen shows it (`paste_shown`) and has
+    # been still for `paste_settle` seconds; after `paste_wait` seconds they are pressed
+    # anyway (a CLI that draws a paste in a way no rule reads).
+    paste_settle: ClassVar[float] = 0.025
+    paste_wait: ClassVar[float] = 3.0
+    # The mark that starts the CLI's input box on screen (`›`, `❯`); "" when unknown.
+    input_marker: ClassVar[str] = ""
     # tmux key names (or literal text followed by "Enter") that ask the CLI to quit.
     exit_keys: ClassVar[tuple[str, ...]] = ("C-d",)
     # tmux key names that interrupt the turn in progress and leave the CLI at its prompt
@@ -140,6 +145,15 @@ class Provider(ABC):
         Code's hooks) records one here, so its status follows the screen again.
         """
         return None
+
+    def paste_shown(self, screen: str, text: str) -> bool:
+        """Whether `screen` shows the pasted `text` drawn in the CLI's input box.
+
+        The default looks for the text's end (its last letters and digits) in the input
+        box (from the last line starting with `input_marker`); CLIs that fold a long
+        paste into a placeholder add that to their own rule.
+        """
+        return tail_shown(input_box(screen, self.input_marker), text)
 
     @classmethod
     def progress_view(cls, screen: str) -> str:

@@ -73,6 +73,7 @@ from baton.providers.claude_screen import (
     parse_screen,
     screen_status,
 )
+from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -83,6 +84,8 @@ SETTINGS_FILE = "claude-settings.json"
 INSTRUCTIONS_FILE = "instructions.md"
 HOOK_LOG_FILE = "claude-hooks.jsonl"
 _LOCK_SECONDS = 2.0
+# How Claude Code folds a long paste in its input box.
+_PASTE_FOLD = re.compile(r"\[Pasted text #\d+(?: \+\d+ lines)?\]")
 # First-run dialogs answered with "yes". Their highlighted default is "No, exit" and the
 # menu wraps around, so keys are sent one step at a time from what the screen shows:
 # `Down` while "No" is highlighted, `Enter` once the "yes" option is. A key the CLI drops
@@ -201,8 +204,9 @@ class ClaudeCodeProvider(Provider):
     # The spinner line: a turning star, a verb, a timer, or a retry note
     # (`✶ Razzmatazzing… (2s · ↓ 8 tokens)`, `✻ Connection dropped … · attempt 1/1`).
     working_indicator = re.compile(r"^[·✢✳✶✻✽*] ")
-    # A long paste is first folded into `[Pasted text #1 +N lines]`; give it a moment.
-    submit_delay = 0.3
+    # Enter follows once the input box shows the paste: the text's end, or the fold
+    # `[Pasted text #1 +N lines]` (`[Pasted text #1]` for one long line).
+    input_marker = "❯"
 
     def __init__(self) -> None:
         self._logs: dict[Path, HookLog] = {}
@@ -210,6 +214,10 @@ class ClaudeCodeProvider(Provider):
         self._resumed: set[Path] = set()
 
     # -- launching -------------------------------------------------------------------------
+
+    def paste_shown(self, screen: str, text: str) -> bool:
+        box = input_box(screen, self.input_marker)
+        return _PASTE_FOLD.search(box) is not None or tail_shown(box, text)
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         private_dir(ctx.runtime_dir)

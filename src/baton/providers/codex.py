@@ -66,6 +66,7 @@ from baton.providers.codex_signals import (
     rollout_last_message,
     rollout_usage,
 )
+from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -74,6 +75,8 @@ __all__ = ["CodexProvider", "toml_string"]
 
 _OSC_TURNS = {"working": NativeTurn.OPEN, "done": NativeTurn.FINISHED}
 _NATIVE_WAIT_SECONDS = 1.5
+# How Codex folds a long paste in its composer.
+_PASTE_FOLD = re.compile(r"\[Pasted Content \d+ chars\]")
 
 
 def _native_last_message(ctx: TerminalContext) -> str | None:
@@ -114,9 +117,9 @@ class CodexProvider(Provider):
     name = "codex"
     # A bracketed paste is one message however long; Enter then submits it.
     submit_keys = ("Enter",)
-    # Codex's paste-burst detection may treat an Enter that follows input too closely as
-    # a newline; a short pause lets it see the paste as finished.
-    submit_delay = 0.3
+    # Enter follows once the composer shows the paste: the text's end, or the fold
+    # `[Pasted Content 8003 chars]` Codex draws for a long one.
+    input_marker = "›"
     # Ctrl-C twice: the first clears the composer (or interrupts), the second quits.
     exit_keys = ("C-c", "C-c")
     # Esc stops the turn ("■ Conversation interrupted …") and leaves the composer empty.
@@ -128,6 +131,10 @@ class CodexProvider(Provider):
         self._pane_states = PaneStateReader()
 
     # -- launch ---------------------------------------------------------------------------
+
+    def paste_shown(self, screen: str, text: str) -> bool:
+        box = input_box(screen, self.input_marker)
+        return _PASTE_FOLD.search(box) is not None or tail_shown(box, text)
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         private_dir(ctx.runtime_dir)

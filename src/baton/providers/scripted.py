@@ -1,7 +1,7 @@
 """The built-in scripted agent as a provider: how to launch it and read its screen.
 
 The program (`baton.scripted_agent`) draws a few fixed shapes (see its `ui` module);
-status is read from the last non-blank lines of the visible screen only:
+status is read from the last non-blank lines of the visible screen:
 
 - a `[y/n]` trust or permission question last -> waiting_user_answer
 - the working indicator last            -> processing
@@ -9,6 +9,9 @@ status is read from the last non-blank lines of the visible screen only:
 - the prompt last, after `✗ Error: …`   -> error
 - the prompt last, anything else above  -> idle
 - anything else (starting, mid-draw)    -> processing
+
+except that while the agent's own turn log holds a turn open (a message received, its
+prompt not back yet) a resting screen reads as processing (`baton.providers.precedence`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import sys
 
 from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
+from baton.providers.paste import letters
+from baton.providers.precedence import NativeTurn, combine_signals
 from baton.screen import last_lines, normalize_screen
 from baton.scripted_agent import ui
 from baton.scripted_agent.turns import TURN_LOG, read_turns
@@ -37,6 +42,8 @@ class ScriptedProvider(Provider):
     exit_keys = ("C-u", "/exit", "Enter")
     # Esc ends a hanging turn (BATON_SCRIPTED_HANG) with `■ Interrupted`; the agent rests.
     interrupt_keys = ("Escape",)
+    # The agent draws a paste once it has all of it, as a one-line summary.
+    input_marker = ui.PROMPT
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
         private_dir(ctx.runtime_dir)
@@ -61,6 +68,18 @@ class ScriptedProvider(Provider):
             env={"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"},
         )
 
+    def paste_shown(self, screen: str, text: str) -> bool:
+        """The prompt line shows the message's summary: its first line, `[+N lines]`."""
+        lines = last_lines(screen, 1)
+        if not lines or not lines[-1].startswith(ui.PROMPT):
+            return False
+        shown = lines[-1][len(ui.PROMPT) :].strip()
+        first, *rest = text.split("\n")
+        if rest and not shown.endswith(f"[+{len(rest)} lines]"):
+            return False
+        # The summary keeps at least the first 9 characters of the first line.
+        return letters(shown).startswith(letters(first[:9]))
+
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         lines = last_lines(screen, 1)
         if lines and lines[-1].startswith(ui.TRUST_QUESTION):
@@ -84,6 +103,17 @@ class ScriptedProvider(Provider):
                 return TerminalStatus.ERROR
             return TerminalStatus.IDLE
         return TerminalStatus.PROCESSING
+
+    def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
+        """The screen, except that a turn the agent's own log holds open is `processing`.
+
+        The agent logs `received` before it draws anything, so the moment the server sees
+        a message taken, the status is no longer the previous turn's resting one.
+        """
+        seen = self.detect_status(screen)
+        turns = self.turn_record(ctx)
+        native = NativeTurn.OPEN if turns is not None and turns.open else NativeTurn.UNKNOWN
+        return combine_signals(seen, native)
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """The agent's own turn log: a message received, the prompt drawn again."""

@@ -27,16 +27,20 @@ from pathlib import Path
 from baton.private import private_dir, write_private
 from baton.scripted_agent import answers, ui
 from baton.scripted_agent.hangs import HANG_ENV, take_hang
-from baton.scripted_agent.keys import PASTE_END, PASTE_START, KeyParser
+from baton.scripted_agent.keys import PASTE_END, PASTE_START, Event, KeyParser
 from baton.scripted_agent.turns import record_turn
 from baton.scripted_agent.usage import UsageRecorder
 from baton.scripted_agent.work import Outcome, RoleWorker
 
-__all__ = ["ScriptedAgent", "summarize"]
+__all__ = ["DRAW_DELAY_ENV", "EARLY_KEYS_LOG", "ScriptedAgent", "summarize"]
+
+DRAW_DELAY_ENV = "BATON_SCRIPTED_DRAW_DELAY"
+EARLY_KEYS_LOG = "early-keys.log"
 
 _CLEAR_LINE = "\r\x1b[2K"
 _BRACKETED_PASTE_ON = "\x1b[?2004h"
 _BRACKETED_PASTE_OFF = "\x1b[?2004l"
+_PASTING = "[pasting…]"
 _KNOWN_EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 # How long an ESC byte waits for the rest of an escape sequence before it counts as Esc.
 _ESCAPE_WAIT_SECONDS = 0.05
@@ -68,6 +72,7 @@ class ScriptedAgent:
         turn_log: Path | None = None,
         ask_trust: bool = False,
         ask_before_work: frozenset[str] = frozenset(),
+        draw_delay: float = 0.0,
         fd_in: int = 0,
         fd_out: int = 1,
     ) -> None:
@@ -80,6 +85,8 @@ class ScriptedAgent:
         self.ask_trust = ask_trust
         # Roles (output keys) whose first turn waits for a [y/n] permission answer.
         self.ask_before_work = set(ask_before_work)
+        # Seconds a paste takes to show (BATON_SCRIPTED_DRAW_DELAY): a slow-drawing CLI.
+        self.draw_delay = draw_delay
         self.fd_in = fd_in
         self.fd_out = fd_out
         self.worker = RoleWorker(directory)
@@ -161,9 +168,13 @@ class ScriptedAgent:
             data = self._read(None)
             if not data:
                 return 0
-            for event in self.parser.feed(data):
+            events = self.parser.feed(data)
+            for index, event in enumerate(events):
                 if event.kind == "text":
                     self.buffer += event.text
+                    if self.draw_delay > 0:
+                        self._draw_slowly(events[index + 1 :])
+                        break
                 elif event.kind == "backspace":
                     self.buffer = self.buffer[:-1]
                 elif event.kind in ("clear", "interrupt"):
@@ -179,6 +190,30 @@ class ScriptedAgent:
             if self._turn_open:  # back at the prompt, reading input again
                 self._turn_open = False
                 record_turn(self.turn_log, "finished")
+
+    def _draw_slowly(self, unread: list[Event]) -> None:
+        """Take `draw_delay` to show a paste, losing keys that arrive before it shows.
+
+        It shows `› [pasting…]` meanwhile. A CLI still busy with a paste may read an
+        early Enter as part of it; this one drops such keys and notes them in
+        `early-keys.log` (next to the transcript), so a test can tell that a key came
+        before the paste was on the screen.
+        """
+        self._write(f"{_CLEAR_LINE}{ui.PROMPT} {_PASTING}")  # the screen changes at once
+        time.sleep(self.draw_delay)
+        early = [event.kind for event in unread]
+        while True:
+            ready, _, _ = select.select([self.fd_in], [], [], 0)
+            if not ready:
+                break
+            data = os.read(self.fd_in, 65536)
+            if not data:
+                break
+            early.extend(event.kind for event in self.parser.feed(data))
+        if early and self.transcript_dir is not None:
+            private_dir(self.transcript_dir)
+            with (self.transcript_dir / EARLY_KEYS_LOG).open("a", encoding="utf-8") as log:
+                log.write(" ".join(early) + "\n")
 
     # -- one turn -------------------------------------------------------------------
 
@@ -321,6 +356,14 @@ def _last_transcript_number(transcript_dir: Path | None) -> int:
     return max(numbers, default=0)
 
 
+def _seconds(raw: str) -> float:
+    """A non-negative number of seconds; 0 for an empty or unreadable value."""
+    try:
+        return max(0.0, float(raw)) if raw.strip() else 0.0
+    except ValueError:
+        return 0.0
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m baton.scripted_agent [--profile NAME] [--instructions FILE] …`."""
     import argparse
@@ -346,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
             for role in os.environ.get("BATON_SCRIPTED_ASK_BEFORE_WORK", "").split(",")
             if role.strip()
         ),
+        draw_delay=_seconds(os.environ.get(DRAW_DELAY_ENV, "")),
     )
     try:
         return agent.run()

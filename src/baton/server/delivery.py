@@ -4,13 +4,12 @@ Every provider's input goes through `MessageDelivery`, so no provider can forget
 a blank message is refused (422) and an oversized one too (413) before anything is
 typed; the text is neutralised (`baton.delivery.neutralize`) so no byte of it reaches
 the CLI as a key; it is pasted as one bracketed paste; then the provider's own submit
-keys follow, after the pause the provider asks for.
+keys follow, once the paste shows on screen (`baton.server.sending`).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -77,10 +76,9 @@ class MessageDelivery:
             )
         return PreparedMessage(neutralize(message))
 
-    def paste(self, pane: PaneRef, message: PreparedMessage, provider: Provider) -> None:
-        """Paste the text as one bracketed paste, then wait the provider's submit delay."""
+    def paste(self, pane: PaneRef, message: PreparedMessage) -> None:
+        """Paste the text as one bracketed paste (the caller waits for it to show)."""
         self.tmux.paste(pane, message.text)
-        time.sleep(provider.submit_delay)
 
     def submit(self, pane: PaneRef, provider: Provider) -> None:
         """Press the provider's submit keys (the only keys a message ever causes)."""

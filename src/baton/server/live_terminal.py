@@ -81,6 +81,8 @@ class LiveTerminal:
         # Progress: when the screen (its animation aside) or a native signal file last
         # changed, as (wall clock, monotonic); None until the model first shows a screen.
         self.progress_at: tuple[float, float] | None = None
+        # When the model last read pane output (monotonic): the screen is still since.
+        self.fed_at = 0.0
         self._view: str | None = None
         self._signals: tuple[int, int] | None = None
         self.lock = threading.RLock()
@@ -165,6 +167,7 @@ class LiveTerminal:
                     break
                 self.offset += len(data)
                 self.emulator.feed(data)
+                self.fed_at = time.monotonic()
         if self.max_log_bytes is not None and self.offset >= self.max_log_bytes:
             self.rotate_log()
         return True

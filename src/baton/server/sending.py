@@ -7,13 +7,18 @@ confirmed from what the CLI did with it, never from any screen change (a spinner
 changes the screen): its own record shows a new turn started. A CLI that keeps no turn
 record must be seen busy on screen instead; a slash command, which starts no turn, must
 leave the screen it was pasted into, and so must the answer to a dialog (a message sent
-while the CLI asks a question, with nobody waiting before it, is typed at once). Every
-wait sleeps on the screen watcher's condition, woken by each evaluation of any terminal
-(and at least once per interval).
+while the CLI asks a question, with nobody waiting before it, is typed at once).
+
+The submit keys follow the paste once the screen model shows it drawn: the provider
+reads the text (or its fold) in the input box (`Provider.paste_shown`) and no pane
+output came for `paste_settle` seconds; after `paste_wait` seconds they follow anyway.
+Every wait sleeps on the screen watcher's condition, woken by each evaluation of any
+terminal (each pane write is one) and at least once per interval; nothing polls.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -23,7 +28,7 @@ from baton.errors import (
     TerminalBusyError,
     TerminalExitedError,
 )
-from baton.providers.base import TurnRecord
+from baton.providers.base import Provider, TurnRecord
 from baton.server.creation import ServiceTimings
 from baton.server.delivery import MessageDelivery, PreparedMessage
 from baton.server.idempotency import outcome_if_cut_off
@@ -36,7 +41,7 @@ from baton.status import TerminalStatus
 
 __all__ = ["InputSender"]
 
-_POLL_SECONDS = 0.05
+logger = logging.getLogger(__name__)
 # Statuses in which a CLI reads a new message: its prompt is shown (after an error too).
 _READY = frozenset({TerminalStatus.IDLE, TerminalStatus.COMPLETED, TerminalStatus.ERROR})
 
@@ -126,14 +131,18 @@ class InputSender:
         _, before = self._state(record)
         live = self.reader.watcher.get(record.id)
         busy_before = live.busy_count if live is not None else 0
-        self.delivery.paste(record.pane, prepared, provider)
+        blank = self.reader.screen(record)
+        self.delivery.paste(record.pane, prepared)
         self._require_alive(record)
+        # A dialog's answer may show nowhere (a key the dialog takes): a still screen is
+        # all there is to wait for. Anything else waits until its text shows.
+        drawn = self._drawn(record, provider, prepared.text, blank, read_text=not answer)
         pasted: str | None = None
         if answer or _is_command(prepared.text):
             # A command or a dialog's answer starts no turn; it is taken when it leaves
-            # the screen it was pasted into (the paste must have finished drawing
-            # first). The CLI was at rest or asking, so no spinner can change that screen.
-            pasted = self._settled_screen(record)
+            # the screen it was drawn on. The CLI was at rest or asking, so no spinner
+            # can change that screen.
+            pasted = drawn
         self.delivery.submit(record.pane, provider)
         outcome_if_cut_off(200, {"success": True})  # typed: a repeated key must not retype
         watcher = self.reader.watcher
@@ -169,17 +178,46 @@ class InputSender:
             return True
         return status in (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER)
 
-    def _settled_screen(self, record: TerminalRecord, *, limit: float = 2.0) -> str:
-        """The screen once two reads in a row agree (or after `limit` seconds)."""
-        previous = self.reader.screen(record)
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            time.sleep(_POLL_SECONDS)
+    def _drawn(
+        self, record: TerminalRecord, provider: Provider, text: str, blank: str, *, read_text: bool
+    ) -> str:
+        """The screen once the paste shows on it and it has been still for a moment.
+
+        Shown: the screen differs from `blank` (before the paste) and, with `read_text`,
+        the provider's `paste_shown` reads the text on it. Still: no change for the
+        provider's `paste_settle` seconds. Woken by each evaluation of the screen model
+        (every pane write), never by polling; after `paste_wait` seconds the screen as it
+        is then (the submit keys follow anyway, as for a CLI no rule reads).
+        """
+        watcher = self.reader.watcher
+        seen = watcher.generation
+        started = time.monotonic()
+        deadline = started + provider.paste_wait
+        screen, changed_at = self.reader.screen(record), started
+        while True:
+            live = watcher.get(record.id)
+            if live is not None:  # when the model last read pane output, if after the paste
+                changed_at = max(changed_at, live.fed_at)
+            now = time.monotonic()
+            shown = screen != blank or not read_text
+            if shown and read_text:
+                shown = provider.paste_shown(screen, text)
+            if shown and now - changed_at >= provider.paste_settle:
+                logger.debug("terminal %s: paste drawn in %.3fs", record.id, now - started)
+                return screen
+            if now >= deadline:
+                logger.warning(
+                    "terminal %s: the paste did not show within %gs; submitting anyway",
+                    record.id,
+                    provider.paste_wait,
+                )
+                return screen
+            wake = deadline if not shown else min(deadline, changed_at + provider.paste_settle)
+            seen = watcher.wait_changed(seen, wake - now)
+            self._require_alive(record)
             current = self.reader.screen(record)
-            if current == previous:
-                return current
-            previous = current
-        return previous
+            if current != screen:
+                screen, changed_at = current, time.monotonic()
 
     # -- keys and liveness ------------------------------------------------------------------
 

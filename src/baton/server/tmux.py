@@ -464,6 +464,7 @@ class TmuxServer:
         buffer_name = f"baton-{os.getpid()}-{time.monotonic_ns()}"
         self.run("load-buffer", "-b", buffer_name, "-", input_bytes=text.encode("utf-8"))
         try:
+            # `-d`: the paste deletes the buffer; only a paste that did not happen leaves it.
             self._bound(pane, ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id])
         except BaseException:
             self.run("delete-buffer", "-b", buffer_name, check=False)
