@@ -94,3 +94,10 @@ def test_history_beyond_the_limit_is_reported_incomplete() -> None:
     emulator2 = PaneEmulator(20, 3, history_lines=50)
     emulator2.feed(b"\r\n".join(str(n).encode() for n in range(10)))
     assert emulator2.history_complete
+
+
+def test_private_sgr_queries_are_ignored_and_colours_still_apply() -> None:
+    # Gemini CLI asks `CSI > 4 ; ? m` (XTQMODKEYS) at start; pyte reads it as a private SGR.
+    emulator = rendered(b"\x1b[>4;?m\x1b[>4;2mstart \x1b[1mbold\x1b[0m")
+    assert emulator.visible() == "start bold"
+    assert emulator.buffer[0][6].bold
