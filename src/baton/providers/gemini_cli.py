@@ -1,0 +1,152 @@
+"""Gemini CLI (npm `@google/gemini-cli`, pinned 0.61.0) as a Baton provider.
+
+Launch: `gemini --approval-mode yolo --skip-trust` with `GEMINI_CLI_HOME` set to the
+terminal's own home (`gemini_home`: the user's `~/.gemini` through symlinks, the user's
+settings plus Baton's hooks, the user's global memory plus the role profile). YOLO mode
+approves every tool call, so no dialog parks the loop; `--skip-trust` trusts the working
+directory for this session only. The model, the API endpoint (`GOOGLE_GEMINI_BASE_URL`),
+the key and the login are the user's.
+
+Status: the screen (`gemini_screen`) and the hooks (`gemini_hooks`), combined by the
+shared rule of `precedence.combine_signals`:
+
+1. a dialog or an error on screen wins (`✕ [API Error …]`: the CLI ends such a turn
+   with `AfterAgent` like any other, so only the screen tells a failure);
+2. a turn the hooks hold open (`BeforeAgent` without `AfterAgent`) is `processing`
+   whatever the screen shows between two tool calls;
+3. `AfterAgent` wins over a screen still drawing the turn once the screen shows its end
+   (an answer or an error); it always belongs to the latest prompt;
+4. without hook records (hooks switched off by an admin) the screen decides.
+
+The last answer and the token counts come from the session file the hooks name (its
+`gemini` messages and their `tokens`); the scrollback is the fallback. Restart resumes
+the conversation with `--resume <session id>`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from baton.private import private_dir
+from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
+from baton.providers.gemini_home import build_home
+from baton.providers.gemini_hooks import GeminiHookLog, transcript_last_answer, transcript_usage
+from baton.providers.gemini_screen import (
+    WORKING_INDICATOR,
+    detect_status,
+    extract_last_message,
+    parse_screen,
+)
+from baton.providers.precedence import NativeTurn, combine_signals
+from baton.status import TerminalStatus
+from baton.usage import Usage
+
+__all__ = ["GeminiCliProvider"]
+
+HOOK_LOG_FILE = "gemini-hooks.jsonl"
+_NATIVE_WAIT_SECONDS = 1.0
+
+
+class GeminiCliProvider(Provider):
+    """Runs `gemini` in a pane, reads its screen, hooks and session file."""
+
+    name = "gemini_cli"
+    submit_keys = ("Enter",)
+    # Gemini CLI folds a fast burst of input into a paste; a pause lets it see the end.
+    submit_delay = 0.3
+    # Ctrl-C twice: the first clears the input (or cancels), the second quits.
+    exit_keys = ("C-c", "C-c")
+    # Esc cancels the turn (`ℹ Request cancelled.`) and leaves the input box empty.
+    interrupt_keys = ("Escape",)
+    working_indicator = WORKING_INDICATOR
+
+    def __init__(self) -> None:
+        self._logs: dict[str, GeminiHookLog] = {}
+
+    # -- launching -------------------------------------------------------------------------
+
+    def launch(self, ctx: TerminalContext) -> LaunchSpec:
+        private_dir(ctx.runtime_dir)
+        home = build_home(
+            ctx.runtime_dir, ctx.env, ctx.profile.instructions, ctx.runtime_dir / HOOK_LOG_FILE
+        )
+        argv = ["gemini", "--approval-mode", "yolo", "--skip-trust"]
+        return LaunchSpec(argv=argv, env={"GEMINI_CLI_HOME": str(home)})
+
+    def resume_launch(self, ctx: TerminalContext) -> LaunchSpec | None:
+        """`gemini <same options> --resume <session id>`, the id the hooks recorded.
+
+        The dead CLI's hook log is set aside first: a turn it left open would otherwise
+        read as still running once the resumed CLI rests.
+        """
+        log_file = ctx.runtime_dir / HOOK_LOG_FILE
+        session = self._log(ctx).session_id()
+        if log_file.exists():
+            log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
+        self._logs.pop(str(log_file), None)
+        if session is None:
+            return None
+        spec = self.launch(ctx)
+        return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
+
+    # -- status ----------------------------------------------------------------------------
+
+    def detect_status(self, screen: str) -> TerminalStatus:
+        return detect_status(screen)
+
+    def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
+        seen = detect_status(screen)
+        open_turn = self._log(ctx).is_open()
+        if open_turn is None:
+            native = NativeTurn.UNKNOWN
+        else:
+            native = NativeTurn.OPEN if open_turn else NativeTurn.FINISHED
+        marker = parse_screen(screen).last_marker()
+        return combine_signals(
+            seen,
+            native,
+            screen_shows_end=marker in ("✦ ", "✕ "),
+            finish_is_current=True,
+        )
+
+    def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
+        """Prompts `BeforeAgent` saw; the latest open until its `AfterAgent`."""
+        log = self._log(ctx)
+        open_turn = log.is_open()
+        if open_turn is None:
+            return None
+        return TurnRecord(started=log.prompts(), open=open_turn)
+
+    def _log(self, ctx: TerminalContext) -> GeminiHookLog:
+        path = ctx.runtime_dir / HOOK_LOG_FILE
+        log = self._logs.get(str(path))
+        if log is None:
+            log = self._logs[str(path)] = GeminiHookLog(path)
+        return log
+
+    # -- output ----------------------------------------------------------------------------
+
+    def usage(self, ctx: TerminalContext) -> Usage | None:
+        """The session's tokens from the session file the hooks name."""
+        transcript = self._log(ctx).transcript_path()
+        return transcript_usage(transcript) if transcript is not None else None
+
+    def extract_last_message(self, history: str) -> str:
+        return extract_last_message(history)
+
+    def last_message(self, history: str, ctx: TerminalContext) -> str:
+        from_screen = extract_last_message(history)
+        screen_status = detect_status(history)
+        if screen_status is TerminalStatus.ERROR:
+            return from_screen
+        log = self._log(ctx)
+        transcript = log.transcript_path()
+        if transcript is None or log.is_open() is not False:
+            return from_screen
+        # The CLI writes the session file as the answer streams; give it a moment.
+        deadline = time.monotonic() + _NATIVE_WAIT_SECONDS
+        while True:
+            native = transcript_last_answer(transcript)
+            if native or time.monotonic() >= deadline:
+                return native or from_screen
+            time.sleep(0.05)
