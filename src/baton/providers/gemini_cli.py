@@ -35,6 +35,7 @@ from baton.providers.gemini_screen import (
     WORKING_INDICATOR,
     detect_status,
     extract_last_message,
+    input_pending,
     parse_screen,
 )
 from baton.providers.precedence import NativeTurn, combine_signals
@@ -59,6 +60,10 @@ class GeminiCliProvider(Provider):
     # Esc cancels the turn (`ℹ Request cancelled.`) and leaves the input box empty.
     interrupt_keys = ("Escape",)
     working_indicator = WORKING_INDICATOR
+    # Gemini CLI reads an Enter handled within 30 ms of the paste as a newline (its
+    # fast-return buffer); on a loaded machine both are read together. A message still
+    # in the input box after this long is submitted again.
+    resubmit_after = 2.0
 
     def __init__(self) -> None:
         self._logs: dict[str, GeminiHookLog] = {}
@@ -88,6 +93,9 @@ class GeminiCliProvider(Provider):
             return None
         spec = self.launch(ctx)
         return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
+
+    def input_pending(self, screen: str) -> bool:
+        return input_pending(screen)
 
     # -- status ----------------------------------------------------------------------------
 

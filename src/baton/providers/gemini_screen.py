@@ -28,6 +28,7 @@ __all__ = [
     "GeminiScreen",
     "detect_status",
     "extract_last_message",
+    "input_pending",
     "parse_screen",
 ]
 
@@ -109,6 +110,17 @@ def _is_input(lines: list[str], index: int) -> bool:
         return False
     above = [i for i in range(max(index - 3, 0), index) if lines[i].startswith("───")]
     return bool(above)
+
+
+def input_pending(screen: str) -> bool:
+    """Whether the input box holds typed text (not its placeholder) on `screen`."""
+    lines = normalize_screen(screen).split("\n")
+    for index in range(len(lines) - 1, -1, -1):
+        if _PLACEHOLDER in lines[index]:
+            return False
+        if _is_input(lines, index):
+            return True
+    return False
 
 
 def detect_status(screen: str) -> TerminalStatus:
