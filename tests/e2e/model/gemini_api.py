@@ -346,8 +346,10 @@ def gemini_model_server(brain: Brain) -> Iterator[ModelServer]:
 def gemini_environment(home: Path, server: ModelServer) -> dict[str, str]:
     """Environment for `baton serve` so its Gemini CLI terminals use `server`, offline.
 
-    HOME is a throw-away directory whose `~/.gemini/settings.json` picks API-key auth,
-    the scripted model, and switches off telemetry, usage statistics and update checks.
+    GEMINI_CLI_HOME (Gemini CLI's own stand-in for HOME, so the other CLIs of a mixed
+    team keep theirs) is a throw-away directory whose `.gemini/settings.json` picks
+    API-key auth and the scripted model, and switches off telemetry, usage statistics
+    and update checks.
     """
     home = home / "gemini-home"
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
@@ -361,7 +363,7 @@ def gemini_environment(home: Path, server: ModelServer) -> dict[str, str]:
     }
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
     return {
-        "HOME": str(home),
+        "GEMINI_CLI_HOME": str(home),
         "PATH": f"{AGENT_BIN_DIR}:{os.environ.get('PATH', '/usr/local/bin:/usr/bin:/bin')}",
         "GOOGLE_GEMINI_BASE_URL": server.base_url,
         "GEMINI_API_KEY": API_KEY,
