@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,8 @@ class GeminiHookLog:
     _prompts: int = 0
     _open: bool = False
     _closes: int = 0
-    _last: dict[str, Any] = field(default_factory=dict, repr=False)
+    _session: str | None = None
+    _transcript: str | None = None
 
     def refresh(self) -> None:
         try:
@@ -81,8 +82,13 @@ class GeminiHookLog:
         elif name == "AfterAgent":
             self._open = False
             self._closes += 1
-        if isinstance(event.get("session_id"), str):
-            self._last = event
+        # Each from the latest event that carries it.
+        session = event.get("session_id")
+        if isinstance(session, str) and _SESSION_ID.fullmatch(session):
+            self._session = session
+        transcript = event.get("transcript_path")
+        if isinstance(transcript, str) and transcript:
+            self._transcript = transcript
 
     def prompts(self) -> int:
         """How many prompts the CLI started a turn for."""
@@ -96,13 +102,11 @@ class GeminiHookLog:
 
     def session_id(self) -> str | None:
         self.refresh()
-        session = self._last.get("session_id")
-        return session if isinstance(session, str) and _SESSION_ID.fullmatch(session) else None
+        return self._session
 
     def transcript_path(self) -> Path | None:
         self.refresh()
-        path = self._last.get("transcript_path")
-        return Path(path) if isinstance(path, str) and path else None
+        return Path(self._transcript) if self._transcript else None
 
 
 def _transcript_entries(transcript: Path) -> list[dict[str, Any]]:
