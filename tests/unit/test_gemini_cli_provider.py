@@ -259,3 +259,11 @@ def test_resume_uses_the_session_the_hooks_named(tmp_path: Path) -> None:
     assert provider.turn_record(ctx) is None
     # No session recorded: the CLI starts afresh.
     assert GeminiCliProvider().resume_launch(_context(tmp_path / "other")) is None
+
+
+def test_gemini_models_have_default_prices() -> None:
+    from baton.orchestrator.usage import DEFAULT_PRICES, price_for
+
+    assert price_for("gemini-2.5-pro", DEFAULT_PRICES) == DEFAULT_PRICES["gemini-2.5-pro"]
+    lite = price_for("gemini-2.5-flash-lite-preview-09-2025", DEFAULT_PRICES)
+    assert lite == DEFAULT_PRICES["gemini-2.5-flash-lite"]
