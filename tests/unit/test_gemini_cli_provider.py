@@ -267,3 +267,30 @@ def test_gemini_models_have_default_prices() -> None:
     assert price_for("gemini-2.5-pro", DEFAULT_PRICES) == DEFAULT_PRICES["gemini-2.5-pro"]
     lite = price_for("gemini-2.5-flash-lite-preview-09-2025", DEFAULT_PRICES)
     assert lite == DEFAULT_PRICES["gemini-2.5-flash-lite"]
+
+
+def test_relaunch_with_an_environment_read_back_from_the_running_cli(tmp_path: Path) -> None:
+    """After a server restart the terminal's environment is the CLI's own, which carries
+    Baton's GEMINI_CLI_HOME: the user's home is still found, nothing is doubled."""
+    _user_home(tmp_path)
+    ctx = _context(tmp_path, instructions="You are the BATON analyst.")
+    first = GeminiCliProvider().launch(ctx)
+    read_back = TerminalContext(
+        terminal_id=ctx.terminal_id,
+        working_directory=ctx.working_directory,
+        profile=ctx.profile,
+        runtime_dir=ctx.runtime_dir,
+        env={**ctx.env, **first.env},
+    )
+    again = GeminiCliProvider().launch(read_back)
+    home = Path(again.env["GEMINI_CLI_HOME"]) / ".gemini"
+    settings = json.loads((home / "settings.json").read_text())
+    for event in ("BeforeAgent", "AfterAgent"):
+        names = [group["hooks"][0].get("name") for group in settings["hooks"][event]]
+        assert names.count(HOOK_NAME) == 1, names
+    assert (home / "GEMINI.md").read_text() == (
+        "The user's own memory.\n\nYou are the BATON analyst.\n"
+    )
+    assert (
+        home / "oauth_creds.json"
+    ).resolve() == tmp_path / "home" / ".gemini" / "oauth_creds.json"

@@ -44,9 +44,15 @@ _OFF: dict[str, dict[str, Any]] = {
 }
 
 
-def user_gemini_dir(env: Mapping[str, str]) -> Path:
-    """The user's `.gemini` directory, as the CLI would find it with `env`."""
-    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or str(Path.home())
+def user_gemini_dir(env: Mapping[str, str], own_home: Path | None = None) -> Path:
+    """The user's `.gemini` directory, as the CLI would find it with `env`.
+
+    A GEMINI_CLI_HOME that is `own_home` (an environment read back from a running CLI
+    after a server restart) is Baton's, not the user's: HOME is used instead.
+    """
+    home = env.get("GEMINI_CLI_HOME")
+    if not home or (own_home is not None and Path(home) == own_home):
+        home = env.get("HOME") or str(Path.home())
     return Path(home) / ".gemini"
 
 
@@ -67,6 +73,16 @@ def _memory_file_name(settings: Mapping[str, Any]) -> str:
     return "GEMINI.md"
 
 
+def _is_ours(group: Any) -> bool:
+    """A hook group Baton added (found again in settings read back from its own home)."""
+    if not isinstance(group, dict):
+        return False
+    inner = group.get("hooks")
+    return isinstance(inner, list) and any(
+        isinstance(hook, dict) and hook.get("name") == HOOK_NAME for hook in inner
+    )
+
+
 def merged_settings(user: Mapping[str, Any], hook_log: Path) -> dict[str, Any]:
     """The user's settings with Baton's hooks appended and the network extras off."""
     settings: dict[str, Any] = json.loads(json.dumps(user))
@@ -77,7 +93,12 @@ def merged_settings(user: Mapping[str, Any], hook_log: Path) -> dict[str, Any]:
         hooks = settings["hooks"] = {}
     for event in HOOK_EVENTS:
         existing = hooks.get(event)
-        hooks[event] = [*(existing if isinstance(existing, list) else []), entry]
+        kept = [
+            group
+            for group in (existing if isinstance(existing, list) else [])
+            if not _is_ours(group)
+        ]
+        hooks[event] = [*kept, entry]
     hooks_config = settings.get("hooksConfig")
     if not isinstance(hooks_config, dict):
         hooks_config = settings["hooksConfig"] = {}
@@ -97,7 +118,7 @@ def build_home(
     """Write the terminal's Gemini home under `runtime_dir`; returns it (GEMINI_CLI_HOME)."""
     home = runtime_dir / "gemini-home"
     dot = private_dir(private_dir(home) / ".gemini")
-    user = user_gemini_dir(env)
+    user = user_gemini_dir(env, own_home=home)
     user_settings = _read_json(user / _SETTINGS)
     memory_name = _memory_file_name(user_settings)
     own = {*_OWN, memory_name}
