@@ -294,3 +294,26 @@ def test_relaunch_with_an_environment_read_back_from_the_running_cli(tmp_path: P
     assert (
         home / "oauth_creds.json"
     ).resolve() == tmp_path / "home" / ".gemini" / "oauth_creds.json"
+
+
+def test_a_session_without_a_file_is_not_resumed(tmp_path: Path) -> None:
+    """Gemini CLI writes no file for a session whose only turn failed, and exits when
+    asked to resume it: the CLI is started afresh instead."""
+    ctx, _ = _session(tmp_path)
+    (tmp_path / "session.jsonl").unlink()
+    assert GeminiCliProvider().resume_launch(ctx) is None
+
+
+def test_a_launched_cli_is_starting_until_its_session_starts(tmp_path: Path) -> None:
+    """The input box is drawn before the CLI initialised; a prompt typed then is queued."""
+    ctx = _context(tmp_path)
+    provider = GeminiCliProvider()
+    provider.launch(ctx)
+    resting = (FIXTURES / "startup--idle.txt").read_text("utf-8")
+    assert provider.status(resting, ctx) is TerminalStatus.PROCESSING
+    (ctx.runtime_dir / HOOK_LOG_FILE).write_text(
+        json.dumps({"hook_event_name": "SessionStart", "session_id": "abcdef12"}) + "\n"
+    )
+    assert provider.status(resting, ctx) is TerminalStatus.IDLE
+    # A provider that did not launch this CLI (a restarted server) reads the screen.
+    assert GeminiCliProvider().status(resting, _context(tmp_path / "x")) is TerminalStatus.IDLE

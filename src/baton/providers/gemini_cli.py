@@ -18,9 +18,14 @@ shared rule of `precedence.combine_signals`:
    (an answer or an error); it always belongs to the latest prompt;
 4. without hook records (hooks switched off by an admin) the screen decides.
 
+Before all of these: a CLI this provider launched reads `processing` until its
+`SessionStart` hook has run (at most 30 s). Gemini CLI draws its input box before it
+has initialised, and only queues a prompt typed then.
+
 The last answer and the token counts come from the session file the hooks name (its
 `gemini` messages and their `tokens`); the scrollback is the fallback. Restart resumes
-the conversation with `--resume <session id>`.
+the conversation with `--resume <session id>` when the session has a file (a session
+whose only turn failed has none, and the CLI would exit on it).
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ __all__ = ["GeminiCliProvider"]
 
 HOOK_LOG_FILE = "gemini-hooks.jsonl"
 _NATIVE_WAIT_SECONDS = 1.0
+# How long a launched CLI reads as starting while its SessionStart hook has not run (an
+# admin may have switched hooks off: after this the screen decides alone).
+_STARTUP_SECONDS = 30.0
 
 
 class GeminiCliProvider(Provider):
@@ -67,6 +75,8 @@ class GeminiCliProvider(Provider):
 
     def __init__(self) -> None:
         self._logs: dict[str, GeminiHookLog] = {}
+        # When each terminal's CLI was launched by this provider (runtime dir → monotonic).
+        self._launched: dict[str, float] = {}
 
     # -- launching -------------------------------------------------------------------------
 
@@ -76,6 +86,7 @@ class GeminiCliProvider(Provider):
             ctx.runtime_dir, ctx.env, ctx.profile.instructions, ctx.runtime_dir / HOOK_LOG_FILE
         )
         argv = ["gemini", "--approval-mode", "yolo", "--skip-trust"]
+        self._launched[str(ctx.runtime_dir)] = time.monotonic()
         return LaunchSpec(argv=argv, env={"GEMINI_CLI_HOME": str(home)})
 
     def resume_launch(self, ctx: TerminalContext) -> LaunchSpec | None:
@@ -85,7 +96,13 @@ class GeminiCliProvider(Provider):
         read as still running once the resumed CLI rests.
         """
         log_file = ctx.runtime_dir / HOOK_LOG_FILE
-        session = self._log(ctx).session_id()
+        log = self._log(ctx)
+        session = log.session_id()
+        transcript = log.transcript_path()
+        if transcript is None or not transcript.is_file():
+            # Gemini CLI keeps no file for a session whose only turn failed, and exits
+            # (code 42) when asked to resume one it cannot find.
+            session = None
         if log_file.exists():
             log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
         self._logs.pop(str(log_file), None)
@@ -104,7 +121,18 @@ class GeminiCliProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = detect_status(screen)
-        open_turn = self._log(ctx).is_open()
+        log = self._log(ctx)
+        launched = self._launched.get(str(ctx.runtime_dir))
+        if (
+            launched is not None
+            and not log.session_started()
+            and time.monotonic() - launched < _STARTUP_SECONDS
+            and seen is not TerminalStatus.WAITING_USER_ANSWER
+        ):
+            # The input box is drawn before the CLI has initialised; a prompt typed now
+            # is only queued ("Initializing... Prompts will be queued.").
+            return TerminalStatus.PROCESSING
+        open_turn = log.is_open()
         if open_turn is None:
             native = NativeTurn.UNKNOWN
         else:

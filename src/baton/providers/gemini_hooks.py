@@ -50,6 +50,7 @@ class GeminiHookLog:
     path: Path
     _offset: int = 0
     _prompts: int = 0
+    _sessions_started: int = 0
     _open: bool = False
     _closes: int = 0
     _session: str | None = None
@@ -76,7 +77,9 @@ class GeminiHookLog:
 
     def _add(self, event: dict[str, Any]) -> None:
         name = event.get("hook_event_name")
-        if name == "BeforeAgent":
+        if name == "SessionStart":
+            self._sessions_started += 1
+        elif name == "BeforeAgent":
             self._prompts += 1
             self._open = True
         elif name == "AfterAgent":
@@ -94,6 +97,12 @@ class GeminiHookLog:
         """How many prompts the CLI started a turn for."""
         self.refresh()
         return self._prompts
+
+    def session_started(self) -> bool:
+        """Whether the CLI finished initialising (`SessionStart` fires right after; a
+        prompt submitted before it is only queued, and starts no turn until then)."""
+        self.refresh()
+        return bool(self._sessions_started or self._prompts)
 
     def is_open(self) -> bool | None:
         """Whether the latest prompt's turn is still running; None before any prompt."""
