@@ -159,7 +159,7 @@ def test_launch_builds_a_home_over_the_users_own(tmp_path: Path) -> None:
     assert after[0]["hooks"][0]["command"] == "users-own"
     ours = after[1]["hooks"][0]
     assert ours["name"] == HOOK_NAME
-    assert "baton.providers.gemini_hooks" in ours["command"]
+    assert "-I -S" in ours["command"] and "hook_recorder.py" in ours["command"]
     assert str(ctx.runtime_dir / HOOK_LOG_FILE) in ours["command"]
     assert set(settings["hooks"]) == {"AfterAgent", "BeforeAgent", "SessionStart", "Notification"}
     memory = (home / "GEMINI.md").read_text()
@@ -317,3 +317,25 @@ def test_a_launched_cli_is_starting_until_its_session_starts(tmp_path: Path) -> 
     assert provider.status(resting, ctx) is TerminalStatus.IDLE
     # A provider that did not launch this CLI (a restarted server) reads the screen.
     assert GeminiCliProvider().status(resting, _context(tmp_path / "x")) is TerminalStatus.IDLE
+
+
+def test_the_hook_command_records_an_event_without_baton_on_its_path(tmp_path: Path) -> None:
+    """The command Gemini CLI runs, run the same way: isolated, no site-packages."""
+    import shlex
+    import subprocess
+
+    ctx = _context(tmp_path)
+    spec = GeminiCliProvider().launch(ctx)
+    settings = json.loads(
+        (Path(spec.env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json").read_text()
+    )
+    command = settings["hooks"]["AfterAgent"][-1]["hooks"][0]["command"]
+    event = {"hook_event_name": "AfterAgent", "session_id": "abcdef12", "prompt": "é"}
+    done = subprocess.run(
+        shlex.split(command), input=json.dumps(event), capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    [line] = (ctx.runtime_dir / HOOK_LOG_FILE).read_text(encoding="utf-8").splitlines()
+    recorded = json.loads(line)
+    assert recorded["prompt"] == "é" and recorded["hook_event_name"] == "AfterAgent"
+    assert (ctx.runtime_dir / HOOK_LOG_FILE).stat().st_mode & 0o777 == 0o600

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.private import private_dir, write_private
+from baton.providers import hook_recorder
 from baton.providers.gemini_hooks import HOOK_EVENTS
 
 __all__ = ["HOOK_NAME", "build_home", "user_gemini_dir"]
@@ -86,7 +87,8 @@ def _is_ours(group: Any) -> bool:
 def merged_settings(user: Mapping[str, Any], hook_log: Path) -> dict[str, Any]:
     """The user's settings with Baton's hooks appended and the network extras off."""
     settings: dict[str, Any] = json.loads(json.dumps(user))
-    command = shlex.join([sys.executable, "-m", "baton.providers.gemini_hooks", str(hook_log)])
+    recorder = Path(hook_recorder.__file__).resolve()
+    command = shlex.join([sys.executable, "-I", "-S", str(recorder), str(hook_log)])
     entry = {"hooks": [{"type": "command", "name": HOOK_NAME, "command": command}]}
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):

@@ -1,10 +1,10 @@
 """Gemini CLI's hooks and session file as native signals: the recorder and the readers.
 
 Gemini CLI 0.61 runs hook commands from its settings on lifecycle events, with the event
-as JSON on stdin. The provider registers `python -m baton.providers.gemini_hooks FILE`
-for `SessionStart`, `BeforeAgent`, `AfterAgent` and `Notification`; each event becomes
-one JSON line in FILE (the recorder is the Claude Code one: it prints nothing and always
-exits 0, since a hook's stdout is read as a decision).
+as JSON on stdin. The provider registers `python -I -S …/hook_recorder.py FILE` for
+`SessionStart`, `BeforeAgent`, `AfterAgent` and `Notification`; each event becomes one
+JSON line in FILE (the recorder prints nothing and always exits 0, since a hook's stdout
+is read as a decision, and starts in milliseconds: see `hook_recorder`).
 
 - `BeforeAgent` fires once per prompt the user submits (tool continuations share the
   prompt id and fire nothing); `AfterAgent` once that prompt's turn is over — answered,
