@@ -339,3 +339,47 @@ def test_the_hook_command_records_an_event_without_baton_on_its_path(tmp_path: P
     recorded = json.loads(line)
     assert recorded["prompt"] == "é" and recorded["hook_event_name"] == "AfterAgent"
     assert (ctx.runtime_dir / HOOK_LOG_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def _open_turn(tmp_path: Path, last: dict[str, Any]) -> TerminalContext:
+    ctx = _context(tmp_path)
+    ctx.runtime_dir.mkdir()
+    transcript = tmp_path / "session.jsonl"
+    entries = [
+        {"id": "u1", "type": "user", "timestamp": "2026-11-25T04:25:10.000Z", "content": []},
+        last,
+        {"$set": {"lastUpdated": "2026-11-25T04:25:14.200Z"}},
+    ]
+    transcript.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
+    event = {
+        "hook_event_name": "BeforeAgent",
+        "session_id": "abcdef12",
+        "transcript_path": str(transcript),
+        "timestamp": "2026-11-25T04:25:12.000Z",
+    }
+    (ctx.runtime_dir / HOOK_LOG_FILE).write_text(json.dumps(event) + "\n")
+    return ctx
+
+
+@pytest.mark.parametrize(
+    ("last", "expected"),
+    [
+        ({"content": "The answer."}, TerminalStatus.COMPLETED),
+        # The previous turn's answer, written before this turn's BeforeAgent.
+        ({"content": "Old.", "timestamp": "2026-11-25T04:25:11.000Z"}, TerminalStatus.PROCESSING),
+        ({"content": "", "toolCalls": [{"name": "write_file"}]}, TerminalStatus.PROCESSING),
+    ],
+)
+def test_the_final_answer_in_the_session_file_ends_the_turn_before_its_hook_is_logged(
+    tmp_path: Path, last: dict[str, Any], expected: TerminalStatus
+) -> None:
+    entry = {"id": "g1", "type": "gemini", "timestamp": "2026-11-25T04:25:14.126Z", **last}
+    ctx = _open_turn(tmp_path, entry)
+    provider = GeminiCliProvider()
+    resting = (FIXTURES / "turn1--completed.txt").read_text("utf-8")
+    assert provider.status(resting, ctx) is expected
+    # Nothing is typed into the CLI until its AfterAgent hook is logged.
+    assert provider.turn_record(ctx) == TurnRecord(started=1, open=True)
+    # A screen still working is never declared done by the file.
+    busy = (FIXTURES / "turn1-middle--processing.txt").read_text("utf-8")
+    assert provider.status(busy, ctx) is TerminalStatus.PROCESSING

@@ -15,7 +15,10 @@ shared rule of `precedence.combine_signals`:
 2. a turn the hooks hold open (`BeforeAgent` without `AfterAgent`) is `processing`
    whatever the screen shows between two tool calls;
 3. `AfterAgent` wins over a screen still drawing the turn once the screen shows its end
-   (an answer or an error); it always belongs to the latest prompt;
+   (an answer or an error); it always belongs to the latest prompt. The turn's final
+   answer in the session file, written after its `BeforeAgent`, counts as `AfterAgent`
+   when the screen shows that answer at rest: the CLI writes it in the millisecond it
+   fires the hook, which is logged only once a shell and Python have started;
 4. without hook records (hooks switched off by an admin) the screen decides.
 
 Before all of these: a CLI this provider launched reads `processing` until its
@@ -35,7 +38,12 @@ import time
 from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.gemini_home import build_home
-from baton.providers.gemini_hooks import GeminiHookLog, transcript_last_answer, transcript_usage
+from baton.providers.gemini_hooks import (
+    GeminiHookLog,
+    final_answer_since,
+    transcript_last_answer,
+    transcript_usage,
+)
 from baton.providers.gemini_screen import (
     WORKING_INDICATOR,
     detect_status,
@@ -133,17 +141,33 @@ class GeminiCliProvider(Provider):
             # is only queued ("Initializing... Prompts will be queued.").
             return TerminalStatus.PROCESSING
         open_turn = log.is_open()
+        parsed = parse_screen(screen)
+        marker = parsed.last_marker()
         if open_turn is None:
             native = NativeTurn.UNKNOWN
+        elif not open_turn or self._answer_recorded(log, parsed.busy, marker):
+            native = NativeTurn.FINISHED
         else:
-            native = NativeTurn.OPEN if open_turn else NativeTurn.FINISHED
-        marker = parse_screen(screen).last_marker()
+            native = NativeTurn.OPEN
         return combine_signals(
             seen,
             native,
             screen_shows_end=marker in ("✦ ", "✕ "),
             finish_is_current=True,
         )
+
+    @staticmethod
+    def _answer_recorded(log: GeminiHookLog, busy: bool, marker: str | None) -> bool:
+        """The open turn's final answer is in the session file, its hook not yet logged.
+
+        Asked only when the screen shows an answer at rest; the turn record stays open
+        until `AfterAgent` is logged, so nothing is typed into the CLI before it.
+        """
+        opened = log.opened_at()
+        transcript = log.transcript_path()
+        if busy or marker != "✦ " or opened is None or transcript is None:
+            return False
+        return final_answer_since(transcript, opened)
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Prompts `BeforeAgent` saw; the latest open until its `AfterAgent`."""

@@ -20,6 +20,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from baton.usage import Usage
 __all__ = [
     "HOOK_EVENTS",
     "GeminiHookLog",
+    "final_answer_since",
     "main",
     "transcript_last_answer",
     "transcript_usage",
@@ -52,6 +54,7 @@ class GeminiHookLog:
     _prompts: int = 0
     _sessions_started: int = 0
     _open: bool = False
+    _opened_at: float | None = None
     _closes: int = 0
     _session: str | None = None
     _transcript: str | None = None
@@ -82,6 +85,7 @@ class GeminiHookLog:
         elif name == "BeforeAgent":
             self._prompts += 1
             self._open = True
+            self._opened_at = _timestamp(event.get("timestamp"))
         elif name == "AfterAgent":
             self._open = False
             self._closes += 1
@@ -109,6 +113,11 @@ class GeminiHookLog:
         self.refresh()
         return self._open if self._prompts else None
 
+    def opened_at(self) -> float | None:
+        """When the CLI fired the open turn's `BeforeAgent` (its own clock), if open."""
+        self.refresh()
+        return self._opened_at if self._open else None
+
     def session_id(self) -> str | None:
         self.refresh()
         return self._session
@@ -116,6 +125,52 @@ class GeminiHookLog:
     def transcript_path(self) -> Path | None:
         self.refresh()
         return Path(self._transcript) if self._transcript else None
+
+
+def _timestamp(value: Any) -> float | None:
+    """Seconds since the epoch from the CLI's ISO 8601 time (`2026-11-25T04:25:14.126Z`)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def final_answer_since(transcript: Path, since: float, *, tail_bytes: int = 256 * 1024) -> bool:
+    """Whether the session file's latest message is a final answer written after `since`.
+
+    Gemini CLI writes the turn's final model message (text, no `toolCalls`) in the same
+    millisecond it fires `AfterAgent`; the hook command is only recorded once a shell and
+    Python have started, up to two seconds later on a loaded machine. Only the file's
+    tail is read.
+    """
+    try:
+        with transcript.open("rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - tail_bytes))
+            data = handle.read()
+    except OSError:
+        return False
+    for raw in reversed(data.splitlines()):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            continue
+        if entry["type"] != "gemini":
+            return False  # a user message (a prompt, a tool result) or info came last
+        written = _timestamp(entry.get("timestamp"))
+        content = entry.get("content")
+        return (
+            written is not None
+            and written >= since
+            and not entry.get("toolCalls")
+            and isinstance(content, str)
+            and bool(content.strip())
+        )
+    return False
 
 
 def _transcript_entries(transcript: Path) -> list[dict[str, Any]]:
