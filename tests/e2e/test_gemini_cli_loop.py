@@ -14,52 +14,11 @@ from pathlib import Path
 import pytest
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.gemini_api import ModelServer
-from tests.e2e.team import (
-    LoopResult,
-    StatusRecorder,
-    TeamServer,
-    at_rest_during_open_turns,
-    processing_after_closed_turns,
-    run_loop,
-    team_server,
-)
+from tests.e2e.team import StatusRecorder, run_loop, team_server
 from tests.e2e.test_agent_restart import _Killer
-from tests.e2e.test_full_loop import (
-    NEXT_TURN_ALLOWANCE,
-    POLL_INTERVAL,
-    RENDER_SLACK,
-    _assert_fail_then_pass,
-    _project,
-    _turns_of,
-)
-
-from baton.demo.sample import SampleProject
+from tests.e2e.test_full_loop import _assert_fail_then_pass, _project, _run_recorded, _turns_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
-
-# Gemini CLI ends a turn by writing its session file and then running the AfterAgent hook
-# through a shell: the hook is recorded 0.1-0.5 s after the model's last byte on a
-# loaded machine, and the turn reads open until then. One second more than Codex and
-# Claude Code are allowed.
-HOOK_SLACK = 1.0
-
-
-def _run_recorded(team: TeamServer, project: SampleProject, **kwargs: str) -> LoopResult:
-    """`run_loop` with every terminal polled; statuses held against the model's turns."""
-    with StatusRecorder(team.server, interval=POLL_INTERVAL) as recorder:
-        result = run_loop(team, project, CLEANUP_ON_EXIT="0", **kwargs)
-    seen = {(sample.role, sample.status) for sample in recorder.samples}
-    for role in ("analyst", "analyst_review", "programmer", "programmer_review", "tester"):
-        assert {(role, "processing"), (role, "completed")} <= seen, sorted(seen)
-    timeline = team.brain.timeline
-    assert not at_rest_during_open_turns(recorder.samples, timeline, render_slack=RENDER_SLACK)
-    assert not processing_after_closed_turns(
-        recorder.samples,
-        timeline,
-        poll_interval=POLL_INTERVAL + RENDER_SLACK + HOOK_SLACK,
-        next_turn_allowance=NEXT_TURN_ALLOWANCE,
-    )
-    return result
 
 
 def test_gemini_team_fail_then_pass(tmp_path: Path) -> None:
