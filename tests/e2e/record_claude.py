@@ -89,10 +89,20 @@ def _prompt(workdir: Path, role_file: str, extra: str = "") -> str:
 class Recorder:
     """Drives terminals on one `baton serve` and samples their screens."""
 
-    def __init__(self, server: ServerProcess, model: ModelServer, out: Path) -> None:
+    def __init__(
+        self,
+        server: ServerProcess,
+        model: ModelServer,
+        out: Path,
+        *,
+        provider: str = "claude_code",
+        hook_file: str = HOOK_LOG_FILE,
+    ) -> None:
         self.server = server
         self.model = model
         self.out = out
+        self.provider = provider
+        self.hook_file = hook_file
         self.client = server.client()
 
     def pane_of(self, terminal: dict[str, Any]) -> str:
@@ -107,7 +117,7 @@ class Recorder:
         response = self.client.post(
             "/sessions",
             params={
-                "provider": "claude_code",
+                "provider": self.provider,
                 "agent_profile": profile,
                 "working_directory": str(workdir),
             },
@@ -128,7 +138,7 @@ class Recorder:
         state = {"phase": "before"}
         stop = threading.Event()
 
-        hooks = self.server.state_dir / "terminals" / terminal["id"] / HOOK_LOG_FILE
+        hooks = self.server.state_dir / "terminals" / terminal["id"] / self.hook_file
 
         def sample() -> None:
             while not stop.is_set():

@@ -49,7 +49,7 @@ class TeamServer:
 
     server: ServerProcess
     brain: Brain
-    # The model server of each CLI (`codex`, `claude_code`), for what it reported.
+    # The model server of each CLI (`codex`, `claude_code`, `gemini_cli`), for what it reported.
     models: dict[str, Any] = field(default_factory=dict)
 
 
@@ -66,7 +66,7 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 
 @contextmanager
 def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[TeamServer]:
-    """Model servers for `providers` (`codex`, `claude_code`) and `baton serve` using them."""
+    """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`) and `baton serve`."""
     env: dict[str, str] = {}
     models: dict[str, Any] = {}
     with ExitStack() as stack:
@@ -87,6 +87,13 @@ def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[T
             model = stack.enter_context(anthropic_model_server(brain))
             models["claude_code"] = model
             _merge_env(env, claude_environment(tmp_path / "claude-home", model))
+        if "gemini_cli" in providers:
+            require_cli("gemini")
+            from tests.e2e.model.gemini_api import gemini_environment, gemini_model_server
+
+            model = stack.enter_context(gemini_model_server(brain))
+            models["gemini_cli"] = model
+            _merge_env(env, gemini_environment(tmp_path / "gemini-home", model))
         if "PATH" in env:
             env["PATH"] = os.pathsep.join([env["PATH"], os.environ.get("PATH", "")])
         server = stack.enter_context(running_baton_server(tmp_path, env=env))

@@ -142,3 +142,10 @@ def test_drawing_with_shared_cells_leaves_what_pytes_draw_leaves() -> None:
             fast.feed(data[start : start + 97])
             reference.feed(data[start : start + 97])
         assert _state(fast) == _state(reference)
+
+
+def test_private_sgr_queries_are_ignored_and_colours_still_apply() -> None:
+    # Gemini CLI asks `CSI > 4 ; ? m` (XTQMODKEYS) at start; pyte reads it as a private SGR.
+    emulator = rendered(b"\x1b[>4;?m\x1b[>4;2mstart \x1b[1mbold\x1b[0m")
+    assert emulator.visible() == "start bold"
+    assert emulator.buffer[0][6].bold

@@ -10,6 +10,7 @@ import pytest
 
 from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
+from baton.providers.gemini_cli import GeminiCliProvider
 from baton.providers.paste import input_box, letters, tail_shown
 from baton.providers.scripted import ScriptedProvider
 from baton.scripted_agent.program import summarize
@@ -94,3 +95,23 @@ def test_the_scripted_agent_shows_its_summary(text: str) -> None:
     assert provider.paste_shown(header + "› " + summarize(text, 120), text)
     assert not provider.paste_shown(header + "› [pasting…]", text)
     assert not provider.paste_shown(header + "›", text)
+
+
+GEMINI_FOOTER = (
+    "─" * 60 + "\n YOLO Ctrl+Y" + " " * 30 + "1 GEMINI.md file\n\n{box}\n\n"
+    " workspace (/directory)      sandbox      /model\n"
+    " /tmp/project   no sandbox   gemini-2.5-pro\n"
+)
+
+
+def test_gemini_cli_reads_its_paste_as_text_or_as_its_fold() -> None:
+    gemini = GeminiCliProvider()
+    empty = GEMINI_FOOTER.format(box=" *   Type your message or @path/to/file")
+    short = "Fix the clamp bound. END-OF-PROMPT"
+    assert not gemini.paste_shown(empty, short)
+    assert gemini.paste_shown(GEMINI_FOOTER.format(box=f" * {short}"), short)
+    folded = GEMINI_FOOTER.format(box=" * [Pasted Text: 154 lines]")
+    assert gemini.paste_shown(folded, LONG)
+    # The same words in the history above the input box do not count.
+    history = f" > {short}\n\n✦ Done.\n\n" + empty
+    assert not gemini.paste_shown(history, short)

@@ -14,6 +14,7 @@ import pytest
 from baton.providers.base import Provider
 from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
+from baton.providers.gemini_cli import GeminiCliProvider
 from baton.screen import normalize_screen
 from baton.server.emulator import PaneEmulator
 
@@ -23,7 +24,11 @@ RECORDED = sorted(
     for path in SCREENS.glob("*/*.txt")
     if not path.name.endswith(("--history.txt", "--answer.txt"))
 )
-PROVIDERS: dict[str, Provider] = {"codex": CodexProvider(), "claude_code": ClaudeCodeProvider()}
+PROVIDERS: dict[str, Provider] = {
+    "codex": CodexProvider(),
+    "claude_code": ClaudeCodeProvider(),
+    "gemini_cli": GeminiCliProvider(),
+}
 
 
 def _drawn(screen: str) -> str:

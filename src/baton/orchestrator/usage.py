@@ -53,7 +53,7 @@ class Price:
         return dollars / 1_000_000
 
 
-# List prices (USD per million tokens) as published by OpenAI and Anthropic in 2025;
+# List prices (USD per million tokens) as published by OpenAI, Anthropic and Google in 2025;
 # defaults only: set `prices` in the JSON config for what you actually pay.
 DEFAULT_PRICES: Mapping[str, Price] = {
     "gpt-5": Price(1.25, 0.125, 10.0),
@@ -69,6 +69,10 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "claude-sonnet-4": Price(3.0, 0.3, 15.0),
     "claude-haiku-4-5": Price(1.0, 0.1, 5.0),
     "claude-3-5-haiku": Price(0.8, 0.08, 4.0),
+    # Google's paid tier, prompts up to 200k tokens (longer prompts cost more).
+    "gemini-2.5-pro": Price(1.25, 0.31, 10.0),
+    "gemini-2.5-flash": Price(0.30, 0.075, 2.50),
+    "gemini-2.5-flash-lite": Price(0.10, 0.025, 0.40),
     "scripted": Price(0.0, 0.0, 0.0),
 }
 

@@ -106,6 +106,11 @@ class Provider(ABC):
     # tmux key names pressed once an interrupted CLI has settled (a CLI that puts the
     # interrupted prompt back into its input box gets it cleared, so a resend is clean).
     after_interrupt_keys: ClassVar[tuple[str, ...]] = ()
+    # Seconds after the submit keys with no new turn started after which a message still
+    # sitting in the input box (`input_pending`) is submitted once more; None: never. For
+    # a CLI that may read a starved Enter as a newline (Gemini CLI turns an Enter handled
+    # within 30 ms of the paste into one).
+    resubmit_after: ClassVar[float | None] = None
     # The line the CLI redraws while busy (spinner, timer, retry notes): not progress.
     working_indicator: ClassVar[re.Pattern[str]] = GENERIC_INDICATOR
 
@@ -121,6 +126,13 @@ class Provider(ABC):
         considered, so a provider may also set aside per-run records of the dead CLI here.
         """
         return None
+
+    def input_pending(self, screen: str) -> bool:
+        """Whether `screen` shows typed text waiting in the input box, not yet submitted.
+
+        Only asked when `resubmit_after` is set; the default says no.
+        """
+        return False
 
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         """Keys that answer a first-run dialog shown on `screen`; empty when there is none."""

@@ -308,6 +308,13 @@ class PaneEmulator(pyte.Screen):
         if kept:
             super().reset_mode(*kept, **kwargs)
 
+    def select_graphic_rendition(self, *attrs: int, **kwargs: Any) -> None:
+        """SGR; a private one is a query or a keyboard setting (`CSI > 4 ; ? m`, asked by
+        Gemini CLI), never drawn by tmux, so it is ignored."""
+        if kwargs.get("private"):
+            return
+        super().select_graphic_rendition(*attrs)
+
     def insert_lines(self, count: int | None = None) -> None:
         """`CSI n L`, moving blank rows correctly (pyte leaves some) and keeping the column."""
         self._shift_rows(self.cursor.y, max(count or 1, 1))

@@ -147,18 +147,28 @@ class InputSender:
         outcome_if_cut_off(200, {"success": True})  # typed: a repeated key must not retype
         watcher = self.reader.watcher
         seen = watcher.generation
-        deadline = time.monotonic() + self.timings.accept_timeout
+        submitted = time.monotonic()
+        deadline = submitted + self.timings.accept_timeout
+        again = provider.resubmit_after
+        resubmit_at = None if again is None else submitted + again
         while True:
             self._require_alive(record)
             if self._taken(record, before, busy_before, pasted):
                 return
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise InputNotAcceptedError(
                     f"terminal {record.id}: the CLI did not take the input (no new turn "
                     f"started within {self.timings.accept_timeout:g}s)"
                 )
-            seen = watcher.wait_changed(seen, remaining)
+            if resubmit_at is not None and now >= resubmit_at:
+                resubmit_at = None
+                if provider.input_pending(self.reader.screen(record)):
+                    self.delivery.submit(record.pane, provider)
+                continue
+            wait = remaining if resubmit_at is None else min(remaining, resubmit_at - now)
+            seen = watcher.wait_changed(seen, max(wait, 0.0))
 
     def _taken(
         self,

@@ -49,10 +49,15 @@ class Misbehaviour(StrEnum):
 
 @dataclass(frozen=True)
 class Step:
-    """One model reply: a shell command for the CLI to run, or the final message."""
+    """One model reply: a shell command for the CLI to run, or the final message.
+
+    A command that writes a file also names the file and its text (`writes`), so a
+    server whose CLI has a file-writing tool (Gemini CLI's `write_file`) can use it.
+    """
 
     command: str | None = None
     message: str | None = None
+    writes: tuple[Path, str] | None = None
 
     @property
     def is_final(self) -> bool:
@@ -136,13 +141,13 @@ class Brain:
         else:
             text, commands = answers.answer_for(target, prompt), []
         if ignore_file:
-            return Step(message=text) if done_steps >= len(commands) else Step(commands[0])
-        commands.append(answers.write_file_command(target.path, text))
+            return Step(message=text) if done_steps >= len(commands) else commands[0]
+        commands.append(_write_step(target.path, text))
         if done_steps < len(commands):
-            return Step(command=commands[done_steps])
+            return commands[done_steps]
         return Step(message=text)
 
-    def _programmer_work(self, target: ResponseTarget, prompt: str) -> tuple[str, list[str]]:
+    def _programmer_work(self, target: ResponseTarget, prompt: str) -> tuple[str, list[Step]]:
         project = _project_of(target)
         scenario = load_scenario(project)
         with self._lock:
@@ -150,9 +155,7 @@ class Brain:
         files: dict[str, str] = {}
         if scenario is not None and scenario.patches:
             files = scenario.patches[min(round_number, len(scenario.patches)) - 1]
-        commands = [
-            answers.write_file_command(project / name, body) for name, body in files.items()
-        ]
+        commands = [_write_step(project / name, body) for name, body in files.items()]
         behaviour = f"applied the round {round_number} change." if files else "nothing to change."
         text = answers.programmer_answer(prompt, files_changed=list(files), behaviour=behaviour)
         return text, commands
@@ -200,6 +203,10 @@ class Brain:
             return [record for record in self.timeline if record.closed is None]
 
 
+def _write_step(path: Path, text: str) -> Step:
+    return Step(command=answers.write_file_command(path, text), writes=(path, text))
+
+
 def _project_of(target: ResponseTarget) -> Path:
     """WD, from WD/.tmp/agent-responses/<file>."""
     return target.path.parents[2]
@@ -220,25 +227,31 @@ def _tester_command(
 
     The report goes to the response file (temporary name, then `mv`) and is printed, or,
     for an agent that ignores the file instruction, only printed. No `rm`: Codex refuses
-    commands it deems destructive when it may not ask for approval.
+    commands it deems destructive when it may not ask for approval. No command
+    substitution (`$(…)`): Gemini CLI blocks any shell command that has one, so the
+    test's output goes through a file beside the response file.
     """
     path = shlex.quote(str(target.path))
     temporary = shlex.quote(str(target.path.with_name(f".{target.path.name}.tester.tmp")))
+    output = shlex.quote(str(target.path.with_name(f".{target.path.name}.tester.out")))
     report = (
         'if [ "$code" -eq 0 ]; then verdict=PASS; else verdict=FAIL; fi; '
         f"{{ printf 'RESULT: %s\\nEVIDENCE:\\nCommands run:\\n- %s\\nKey output:\\n' "
         f'"$verdict" {shlex.quote(test_command)}; '
-        "printf '%s\\n' \"$out\" | tail -n 30 | sed 's/^/  /'; "
+        f"tail -n 30 {output} | sed 's/^/  /'; "
         "printf '  exit code: %s\\n' \"$code\"; "
         '[ "$verdict" = FAIL ] && printf \'Failed criteria: the scenario test exited with '
         'code %s.\\nRecommended next fix: make the failing assertions hold.\\n\' "$code"; '
         "}"
     )
-    run = f"cd {shlex.quote(str(project))} && out=$({test_command} 2>&1); code=$?; "
+    run = (
+        f"mkdir -p {shlex.quote(str(target.path.parent))} && cd {shlex.quote(str(project))} "
+        f"&& {{ {test_command} ; }} > {output} 2>&1; code=$?; "
+    )
     if ignore_file:
         return f'{run}{report}; echo "{_VERDICT_MARK}$verdict"'
     return (
         f"{run}{report} > {temporary}; "
-        f"mkdir -p {shlex.quote(str(target.path.parent))} && mv -f {temporary} {path}; "
+        f"mv -f {temporary} {path}; "
         f'cat {path}; echo "{_VERDICT_MARK}$verdict"'
     )

@@ -1,0 +1,96 @@
+"""A submit key the CLI drops: the message still in its input box is submitted once more.
+
+Gemini CLI reads an Enter handled within 30 ms of the paste as a newline, so on a loaded
+machine a message can stay typed but unsent. A provider that says so (`resubmit_after`,
+`input_pending`) gets its submit keys pressed again. Here the scripted agent stands in:
+its provider's first "submit" is a key the agent ignores (an arrow), so only the second
+press, the resubmission, sends the message.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import httpx
+import pytest
+
+import baton.providers as providers
+from baton.providers.scripted import ScriptedProvider
+from baton.screen import last_lines
+from baton.scripted_agent import ui
+from baton.server.app import ServerOptions, run_server_in_thread
+from baton.server.creation import ServiceTimings
+
+pytestmark = pytest.mark.tmux
+
+
+class DroppedEnterProvider(ScriptedProvider):
+    """The scripted agent, whose first submit press never reaches it as Enter."""
+
+    name = "dropped_enter"
+    resubmit_after: ClassVar[float | None] = 0.5
+    presses: ClassVar[int] = 0
+
+    @property  # type: ignore[override]
+    def submit_keys(self) -> tuple[str, ...]:
+        type(self).presses += 1
+        return ("Right",) if type(self).presses == 1 else ("Enter",)
+
+    def input_pending(self, screen: str) -> bool:
+        lines = last_lines(screen, 1)
+        return bool(lines) and lines[-1].startswith(ui.PROMPT + " ") and len(lines[-1]) > 2
+
+
+class NeverResubmits(DroppedEnterProvider):
+    name = "never_resubmits"
+    resubmit_after = None
+
+
+@pytest.fixture
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    for provider in (DroppedEnterProvider, NeverResubmits):
+        monkeypatch.setitem(
+            providers.BUILTIN_PROVIDERS, provider.name, f"{__name__}:{provider.__name__}"
+        )
+    with tempfile.TemporaryDirectory(prefix="baton-tmux-") as socket_dir:
+        options = ServerOptions(
+            port=0,
+            state_dir=tmp_path / "state",
+            tmux_socket=Path(socket_dir) / "tmux.sock",
+            kill_tmux_on_exit=True,
+            timings=ServiceTimings(accept_timeout=4.0),
+        )
+        with run_server_in_thread(options) as handle:
+            yield handle.base_url
+
+
+def _send(base_url: str, provider: type[DroppedEnterProvider], tmp_path: Path) -> int:
+    provider.presses = 0
+    created = httpx.post(
+        f"{base_url}/sessions",
+        params={
+            "agent_profile": "tester",
+            "provider": provider.name,
+            "working_directory": str(tmp_path),
+        },
+        timeout=60,
+    )
+    assert created.status_code == 201, created.text
+    terminal = created.json()["id"]
+    sent = httpx.post(
+        f"{base_url}/terminals/{terminal}/input", json={"message": "hello there"}, timeout=60
+    )
+    return sent.status_code
+
+
+def test_a_message_left_in_the_input_box_is_submitted_again(server: str, tmp_path: Path) -> None:
+    assert _send(server, DroppedEnterProvider, tmp_path) == 200
+    assert DroppedEnterProvider.presses == 2
+
+
+def test_without_resubmission_the_dropped_enter_is_reported(server: str, tmp_path: Path) -> None:
+    assert _send(server, NeverResubmits, tmp_path) == 502
+    assert NeverResubmits.presses == 1
