@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 CAO_VERSION=2.5.4
 PYTEST_VERSION=9.0.3 # CAO 2.5.4's uv.lock
 PYTEST_ASYNCIO_VERSION=1.4.0
+PYTEST_TIMEOUT_VERSION=2.4.0 # as requirements.lock
 prefix=.tools/cao-suite
 PYTHON="${PYTHON:-python3}"
 
@@ -58,11 +59,11 @@ if [ ! -f "$src/test/e2e/conftest.py" ]; then
         -d "$prefix/dist" "cli-agent-orchestrator==$CAO_VERSION"
     tar -xzf "$prefix/dist/cli_agent_orchestrator-$CAO_VERSION.tar.gz" -C "$prefix/src"
 fi
-if ! "$prefix/venv/bin/python" -c "import cli_agent_orchestrator, pytest, pytest_asyncio" \
-    2>/dev/null; then
+needed="import cli_agent_orchestrator, pytest, pytest_asyncio, pytest_timeout"
+if ! "$prefix/venv/bin/python" -c "$needed" 2>/dev/null; then
     "$prefix/venv/bin/python" -m pip install -q --disable-pip-version-check \
         "cli-agent-orchestrator==$CAO_VERSION" "pytest==$PYTEST_VERSION" \
-        "pytest-asyncio==$PYTEST_ASYNCIO_VERSION"
+        "pytest-asyncio==$PYTEST_ASYNCIO_VERSION" "pytest-timeout==$PYTEST_TIMEOUT_VERSION"
 fi
 $install_only && exit 0
 [ -x .venv/bin/python ] || bash scripts/bootstrap.sh

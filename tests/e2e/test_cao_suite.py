@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.e2e.cao.suite import missing_suite, run_suite
+from tests.e2e.cao.suite import SUITE_TIMEOUT_SECONDS, missing_suite, run_suite
 from tests.e2e.cao.suite_selection import AWAITING_SERVER, DESELECTED
 from tests.e2e.clis import require_cli
 
@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 PASSING = ("passed", "xpassed")
 
 
+@pytest.mark.timeout(SUITE_TIMEOUT_SECONDS + 120)
 def test_cao_suite_against_baton_serve(tmp_path: Path) -> None:
     require_cli("codex")
     reason = missing_suite()
