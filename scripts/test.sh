@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests need (tmux, the virtualenv, the pinned agent CLIs, CAO's
-# own clients, headless Chromium), then run the linters, the type checker and the whole
+# own clients and its own test suite, headless Chromium), then run the linters, the type checker and the whole
 # test suite: unit, integration (real tmux and HTTP) and end to end (real Codex and Claude
 # Code against scripted model servers on loopback, driven by Baton and by CAO's clients),
 # on one pytest-xdist worker per CPU. Arguments go to pytest.
@@ -23,6 +23,8 @@ The tiers, once installed (.venv/bin/pytest, from the repository's root):
   pytest -m integration     real tmux and HTTP on 127.0.0.1 (tests/integration)
   pytest -m e2e             the real Codex and Claude Code against scripted models (tests/e2e)
   pytest --all-tiers        all three, as this script runs them (add -n auto for workers)
+CAO 2.5.4's own e2e tests against `baton serve` are one e2e test here
+(tests/e2e/test_cao_suite.py, the CI subset); bash scripts/cao-suite.sh --help for more.
 A test's tier is its folder; naming paths runs exactly those tests, whatever their tier.
 TEXT
 }
@@ -37,6 +39,7 @@ esac
 bash scripts/bootstrap.sh
 bash scripts/install-agent-clis.sh
 bash scripts/install-cao.sh
+bash scripts/cao-suite.sh --install-only
 bash scripts/install-test-tools.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -184,6 +184,8 @@ def _new_id(prefix: str) -> str:
 def _content_for(step: Step) -> list[dict[str, Any]]:
     if step.is_final:
         return [{"type": "text", "text": step.message or ""}]
+    if step.tool is not None:  # named (MCP) tools: only the OpenAI server offers them
+        return [{"type": "text", "text": f"The {step.tool} tool is not available to me."}]
     command = step.command or ""
     first_line = command.strip().splitlines()[0] if command.strip() else "command"
     return [

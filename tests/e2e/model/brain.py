@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from tests.e2e.model.cao_tasks import cao_step
+from tests.e2e.model.step import Step
+
 from baton.scripted_agent import answers
 from baton.scripted_agent.answers import ResponseTarget
 from baton.scripted_agent.work import load_scenario
@@ -45,23 +48,6 @@ class Misbehaviour(StrEnum):
     HTTP_500 = "http_500"  # answer every request with HTTP 500
     CUT_STREAM = "cut_stream"  # start the event stream, then drop the connection
     STALL = "stall"  # accept a turn's first request, then send nothing (`stall_times` turns)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One model reply: a shell command for the CLI to run, or the final message.
-
-    A command that writes a file also names the file and its text (`writes`), so a
-    server whose CLI has a file-writing tool (Gemini CLI's `write_file`) can use it.
-    """
-
-    command: str | None = None
-    message: str | None = None
-    writes: tuple[Path, str] | None = None
-
-    @property
-    def is_final(self) -> bool:
-        return self.command is None
 
 
 @dataclass
@@ -124,10 +110,16 @@ class Brain:
         with self._lock:
             return self._stalled.get(role, 0)
 
-    def next_step(self, prompt: str, done_steps: int, last_tool_output: str = "") -> Step:
-        """The reply after `done_steps` tool results came back for this prompt."""
+    def next_step(
+        self, prompt: str, done_steps: int, last_tool_output: str = "", instructions: str = ""
+    ) -> Step:
+        """The reply after `done_steps` tool results came back for this prompt
+        (`instructions`: the system and developer text the CLI sent with it)."""
         target = response_target(prompt)
         if target is None:
+            cao_reply = cao_step(prompt, done_steps, last_tool_output, instructions)
+            if cao_reply is not None:
+                return cao_reply
             return Step(message=_plain_reply(prompt))
         key = target.role.output_key
         if key == "analyst":

@@ -35,8 +35,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from tests.e2e.clis import AGENT_BIN_DIR
-from tests.e2e.model.brain import Brain, Misbehaviour, Step
+from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.serving import StalledStream, running_app
+from tests.e2e.model.step import Step
 
 __all__ = [
     "API_KEY_VARIABLE",
@@ -124,6 +125,31 @@ def latest_prompt(items: Sequence[Mapping[str, Any]]) -> _Turn | None:
     return _Turn(_text_of(items[start]), len(outputs), last)
 
 
+def _instructions_of(body: Mapping[str, Any]) -> str:
+    """The system and developer text of a request: `instructions` and those messages."""
+    parts = [str(body.get("instructions") or "")]
+    for item in body.get("input") or []:
+        if item.get("type", "message") == "message" and item.get("role") in (
+            "developer",
+            "system",
+        ):
+            parts.append(_text_of(item))
+    return "\n".join(parts)
+
+
+def _find_tool(tools: Sequence[Mapping[str, Any]], wanted: str) -> tuple[str, str] | None:
+    """(namespace or "", name) of the offered function called `wanted` or `…__wanted`."""
+    for tool in tools:
+        name = str(tool.get("name") or "")
+        if tool.get("type") == "namespace":
+            inner = _find_tool(tool.get("tools") or [], wanted)
+            if inner is not None:
+                return name, inner[1]
+        elif name == wanted or name.endswith(f"__{wanted}"):
+            return "", name
+    return None
+
+
 def _text_of(item: Mapping[str, Any]) -> str:
     content = item.get("content")
     if isinstance(content, str):
@@ -196,7 +222,9 @@ class _Responder:
             return JSONResponse({"error": error}, status_code=500)
         if behaviour is Misbehaviour.CUT_STREAM:
             return _CutStream(self._created(), lambda: brain.turn_closed(turn.prompt))
-        step = brain.next_step(turn.prompt, turn.done_steps, turn.last_tool_output)
+        step = brain.next_step(
+            turn.prompt, turn.done_steps, turn.last_tool_output, _instructions_of(body)
+        )
         if step.is_final:
             item = self._message_item(step.message or "")
             return self._stream(
@@ -220,6 +248,8 @@ class _Responder:
         }
 
     def _tool_item(self, step: Step, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        if step.tool is not None:
+            return self._named_tool_item(step, tools)
         offered = {tool.get("name") for tool in tools}
         name = next((n for n in _SHELL_TOOLS if n in offered), "exec_command")
         command = step.command or ""
@@ -240,6 +270,26 @@ class _Responder:
             "arguments": json.dumps(arguments),
             "status": "completed",
         }
+
+    def _named_tool_item(self, step: Step, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """A call to the offered tool named `step.tool` (an MCP tool is offered as
+        `mcp__<server>__<tool>`, possibly inside a namespace); a plain message saying the
+        tool is missing when the CLI offers none by that name."""
+        found = _find_tool(tools, step.tool or "")
+        if found is None:
+            return self._message_item(f"The {step.tool} tool is not available to me.")
+        namespace, name = found
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "id": self._next_id("fc"),
+            "call_id": self._next_id("call"),
+            "name": name,
+            "arguments": json.dumps(dict(step.arguments or {})),
+            "status": "completed",
+        }
+        if namespace:
+            item["namespace"] = namespace
+        return item
 
     def _stream(
         self,
