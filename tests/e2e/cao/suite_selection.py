@@ -55,6 +55,12 @@ DESELECTED: tuple[tuple[str, str], ...] = (
         "CAO_EPHEMERAL_E2E=1 after a manual sign-in probe",
     ),
     (
+        "test/e2e/test_supervisor_orchestration.py::TestCodexSupervisorOrchestration::*",
+        "the supervisor's Codex 0.169 puts no MCP tool in its model requests here (CAO's MCP "
+        "server is offered to it, tested by Baton's test_cao_mcp_offered), so it cannot call "
+        "handoff or assign and each test sits out its 300 s bound",
+    ),
+    (
         "test/e2e/test_headless_ci.py::*",
         "runs examples/headless-ci/run.sh, which launches with cao launch's default "
         "provider (Kiro CLI; the test cannot choose Codex) and needs the ci_developer "
@@ -72,42 +78,14 @@ CI_SUBSET: tuple[str, ...] = (
     "test/e2e/test_supervisor_orchestration.py",
 )
 
-_STORE = (
-    "baton serve does not read CAO's agent store ($HOME/.aws/cli-agent-orchestrator/"
-    "agent-store, where CAO's fixture installs examples/assign's profiles): 400 unknown "
-    "agent_profile '{profile}'"
-)
 _E2E = "test/e2e/"
 
 # CAO tests that do not pass yet because of a known gap in `baton serve`, each with the gap.
 # The gate requires exactly these to be the ones not passing: a test here that passes
 # (or one not here that fails) fails the gate, so the list shrinks as the gaps close.
 AWAITING_SERVER: dict[str, str] = {
-    f"{_E2E}test_assign.py::TestCodexAssign::test_assign_data_analyst": _STORE.format(
-        profile="data_analyst"
-    ),
-    f"{_E2E}test_assign.py::TestCodexAssign::test_assign_report_generator": _STORE.format(
-        profile="report_generator"
-    ),
-    f"{_E2E}test_assign.py::TestCodexAssign::test_assign_with_callback": _STORE.format(
-        profile="data_analyst"
-    ),
-    f"{_E2E}test_supervisor_orchestration.py::TestCodexSupervisorOrchestration::"
-    "test_supervisor_handoff": _STORE.format(profile="analysis_supervisor")
-    + "; then CAO's MCP server must be offered to the supervisor's Codex",
-    f"{_E2E}test_supervisor_orchestration.py::TestCodexSupervisorOrchestration::"
-    "test_supervisor_assign_and_handoff": _STORE.format(profile="analysis_supervisor")
-    + "; then CAO's MCP server must be offered to the supervisor's Codex",
     f"{_E2E}test_skills.py::TestCodexSkills::test_skill_catalog_injected": (
-        "CAO's skill catalog ('Available Skills') is not put into the Codex launch"
-    ),
-    f"{_E2E}test_skills.py::TestSkillApi::test_get_skill_returns_content": (
-        "GET /skills/{name} is 404 on baton serve"
-    ),
-    f"{_E2E}test_allowed_tools.py::TestCodexAllowedTools::"
-    "test_restricted_supervisor_refuses_bash": (
-        "xfailed, not passed: a profile's allowedTools does not reach Codex's instructions, "
-        "so the restricted supervisor runs the shell command (CAO marks this xfail for "
-        "Codex, whose enforcement is by instructions; it passes once they carry it)"
+        "the test looks for the 'Available Skills' heading in the pane's scrollback; baton "
+        "serve gives the catalog to Codex in its instructions, which Codex does not draw"
     ),
 }

@@ -15,10 +15,12 @@ from tests.integration.orchestrator.conftest import Project, wait_until
 
 
 def _only_line(stderr: str) -> str:
+    """The one error line (a refused prompt may add an example after it, indented or blank)."""
     lines = stderr.splitlines()
-    assert len(lines) == 1, stderr
+    errors = [line for line in lines if line.startswith("baton:")]
+    assert len(errors) == 1, stderr
     assert "Traceback" not in stderr
-    return lines[0]
+    return errors[0]
 
 
 def _nothing_created(project: Project) -> None:

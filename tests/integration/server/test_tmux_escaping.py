@@ -8,6 +8,7 @@ the agent CLI really works in the directory asked for.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -135,7 +136,9 @@ def test_a_profile_named_like_a_command_is_refused(tmp_path: Path) -> None:
 
     profiles = tmp_path / "profiles"
     profiles.mkdir()
-    (profiles / "evil.md").write_text(f"---\nname: {RUNS_A_COMMAND}\n---\nDo things.\n")
+    # Quoted, so the YAML front matter keeps the whole name (unquoted, `#` starts a comment).
+    name = json.dumps(RUNS_A_COMMAND)
+    (profiles / "evil.md").write_text(f"---\nname: {name}\n---\nDo things.\n")
     with (
         running_baton_server(tmp_path, profiles_dir=profiles) as server,
         server.client() as client,
@@ -176,5 +179,6 @@ def test_a_session_name_ending_in_a_separator_reaches_no_other_session(
                 params={"agent_profile": "tester", "provider": "scripted"},
             )
             assert added.status_code == 404
-        assert "team" in baton_server.tmux("list-sessions", "-F", "#{session_name}").split()
+        # CAO's convention: the session `team` is `cao-team`.
+        assert "cao-team" in baton_server.tmux("list-sessions", "-F", "#{session_name}").split()
         assert client.get(f"/terminals/{created.json()['id']}").json()["status"] == "idle"
