@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.providers.claude_hooks import main as record_main
+from baton.providers.jsonl_tail import read_new_events
 from baton.usage import Usage
 
 __all__ = [
@@ -60,23 +61,9 @@ class GeminiHookLog:
     _transcript: str | None = None
 
     def refresh(self) -> None:
-        try:
-            with self.path.open("rb") as handle:
-                handle.seek(self._offset)
-                data = handle.read()
-        except OSError:
-            return
-        end = data.rfind(b"\n")
-        if end < 0:
-            return
-        self._offset += end + 1
-        for raw in data[: end + 1].splitlines():
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                self._add(event)
+        self._offset, events = read_new_events(self.path, self._offset)
+        for event in events:
+            self._add(event)
 
     def _add(self, event: dict[str, Any]) -> None:
         name = event.get("hook_event_name")
