@@ -84,6 +84,11 @@ def connect(config: RayBackendConfig) -> bool:
         "include_dashboard": False,
     }
     address = config.address or os.environ.get("RAY_ADDRESS")
+    # This process's address on the cluster: RAY_NODE_IP_ADDRESS (127.0.0.1 keeps a
+    # one-machine cluster on loopback); a cluster started here listens on loopback only.
+    node_ip = os.environ.get("RAY_NODE_IP_ADDRESS") or None
+    if node_ip:
+        common["_node_ip_address"] = node_ip
     try:
         if address:
             ray.init(address=address, **common)
@@ -91,6 +96,7 @@ def connect(config: RayBackendConfig) -> bool:
         try:
             ray.init(address="auto", **common)  # the cluster `ray start` set up here
         except ConnectionError:
+            common.setdefault("_node_ip_address", "127.0.0.1")
             ray.init(resources={SLOT: config.local_slots}, **common)  # one, just for us
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise ConfigError(f"cannot join the Ray cluster at {address or 'auto'}: {error}") from None
