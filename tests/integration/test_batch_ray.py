@@ -149,7 +149,7 @@ def _not_loopback(lines: list[str]) -> list[str]:
 
 
 class LoopCounter:
-    """Samples, in a thread, how many `baton run` processes drive each worktree at once.
+    """Samples, in a thread, how many `baton run` processes drive each feature at once.
 
     Only worktrees under `root`; a `baton run`'s own child between fork and exec (same
     command line, same directory) is not a second driver.
@@ -190,8 +190,9 @@ class LoopCounter:
             loops = self._loops()
             now: dict[str, int] = {}
             for parent, cwd in loops.values():
-                if parent not in loops:
-                    now[cwd] = now.get(cwd, 0) + 1
+                if parent not in loops:  # per feature: its worktree's name, on any host
+                    feature = Path(cwd).name
+                    now[feature] = now.get(feature, 0) + 1
             for cwd, count in now.items():
                 self.most[cwd] = max(self.most.get(cwd, 0), count)
 
@@ -314,12 +315,15 @@ def test_a_node_lost_mid_loop_its_features_pass_on_the_other_node_never_driven_t
             stderr=subprocess.STDOUT,
         )
         try:
-            # A feature mid-loop on some node: take that node away, with every loop on it.
+            # A feature mid-loop on some node, its programmer phase checkpointed on the
+            # remote: take that node away, with every loop on it.
             def mid_loop() -> list[dict[str, Any]]:
                 return [
                     f
                     for f in _ledger(sample)["features"]
-                    if f["status"] == "running" and f["round"] >= 1 and f.get("host")
+                    if f["status"] == "running"
+                    and f.get("host")
+                    and _remote_phase(sample, f["name"]) == "programmer"
                 ]
 
             _wait_for(lambda: bool(mid_loop()), timeout=300)
@@ -344,6 +348,16 @@ def test_a_node_lost_mid_loop_its_features_pass_on_the_other_node_never_driven_t
         assert resumed, [_log(w)[-2000:] for w in worktrees]
         assert _redone(cluster, name) <= 1
     assert counter.most and max(counter.most.values()) == 1, counter.most
+
+
+def _remote_phase(sample: BatchSample, name: str) -> str:
+    """The phase of the feature's last checkpoint on the batch's remote ("" if none)."""
+    remote = sample.repo / ".baton" / "batches" / "b" / "remote.git"
+    ref = f"refs/heads/baton/{name}:.tmp/{DEFAULT_STATE_FILE_NAME}"
+    shown = subprocess.run(
+        ["git", "--git-dir", str(remote), "show", ref], capture_output=True, text=True
+    )
+    return str(json.loads(shown.stdout).get("current_phase") or "") if shown.returncode == 0 else ""
 
 
 def _log(worktree: Path) -> str:
