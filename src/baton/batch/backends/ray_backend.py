@@ -41,7 +41,10 @@ def host_label() -> str:
 
 def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
     """On a worker: run the job, reporting to the board; never raises for the job's sake."""
-    board.started.remote(key, host_label())
+    try:
+        attempt = int(ray.get(board.started.remote(key, host_label()), timeout=_ASK_SECONDS))
+    except RayError:
+        attempt = 0
 
     def should_stop() -> bool:
         try:
@@ -52,11 +55,11 @@ def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
             return False
 
     def on_progress(progress: Progress) -> None:
-        board.progress.remote(key, progress)
+        board.progress.remote(key, progress, attempt)
 
     def on_outcome(outcome: FeatureOutcome) -> None:
         with contextlib.suppress(RayError):
-            ray.get(board.outcome.remote(key, outcome), timeout=_ASK_SECONDS)
+            ray.get(board.outcome.remote(key, outcome, attempt), timeout=_ASK_SECONDS)
 
     if should_stop():  # cancelled or stopped while it waited for a slot: do not start
         outcome = FeatureOutcome(
