@@ -1,11 +1,13 @@
 """`baton batch --backend ray` on a 3-node Ray cluster on this machine (scripted agent).
 
+Every node listens on 127.0.0.1 only and is a host of its own (its own work root: clone,
+worktrees, `baton serve`); Ray jobs run from the batch's shared remote and store.
 Part 1: 6 features, 2 `baton_slot`s per node: the batch's wall time on Ray beside the
 `local` backend (`--parallel 6`) on the same work, each twice, alternating; all must PASS.
 Part 2: the same 6 again on Ray; one worker node is removed (`Cluster.remove_node`) at a
 random moment while it runs two loops: both must PASS on the other nodes; re-done agent
-turns per lost feature (its prompts typed beyond a feature that was not lost); the most
-`baton run`s seen driving one worktree at once (must be 1).
+turns per lost feature (prompts sent again on the host that resumed it from its
+checkpoint); the most `baton run`s seen driving one feature at once, on any host (1).
 Part 3: scheduling overhead with trivial jobs (each fails at once: its repository is not
 a git repository, so nothing but the scheduling remains): 20 one after another (the round
 trip per feature) and 200 at once (the time to schedule and finish them all).
@@ -19,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,24 +38,35 @@ from batch_scale import SETTINGS, _env, _sample  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 from tests.support.server import running_baton_server  # noqa: E402
 
+from baton.batch.host_server import stop_host_server  # noqa: E402
 from baton.batch.job import FeatureJob  # noqa: E402
 
 SLOTS = 2
 
 
-def _cluster() -> tuple[Cluster, list[Any]]:
-    """Three nodes with two slots each; the head is one of them (it is never removed)."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+# Every Ray process on loopback only (see tests/integration/test_batch_ray.py).
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_NODE_IP_ADDRESS": "127.0.0.1"}
+
+
+def _cluster(hosts: Path) -> tuple[Cluster, list[Any]]:
+    """Three nodes with two slots each, each a host with its own work root; the head is one
+    of them (it is never removed)."""
+    os.environ.update({"RAY_USAGE_STATS_ENABLED": "0", **LOOPBACK})
+
+    def node(n: int) -> dict[str, Any]:
+        return {
+            "num_cpus": 1,
+            "resources": {"baton_slot": SLOTS},
+            "node_ip_address": "127.0.0.1",
+            "env_vars": {"BATON_WORK_ROOT": str(hosts / f"node-{n}")},
+        }
+
     cluster = Cluster(
         initialize_head=True,
         connect=False,
-        head_node_args={
-            "num_cpus": 1,
-            "include_dashboard": False,
-            "resources": {"baton_slot": SLOTS},
-        },
+        head_node_args={**node(0), "include_dashboard": False},
     )
-    workers = [cluster.add_node(num_cpus=1, resources={"baton_slot": SLOTS}) for _ in range(2)]
+    workers = [cluster.add_node(**node(n)) for n in (1, 2)]
     cluster.wait_for_nodes()
     return cluster, workers
 
@@ -103,7 +117,9 @@ def part_wall_time(root: Path, api: str, address: str) -> None:
     print(f"  best of two: local {local:.1f} s, ray {on_ray:.1f} s: ray/local {ratio:.2f}x")
 
 
-def part_kill(root: Path, api: str, address: str, cluster: Cluster, workers: list[Any]) -> None:
+def part_kill(
+    root: Path, api: str, address: str, cluster: Cluster, workers: list[Any], hosts: Path
+) -> None:
     repo, backlog = _sample(root / "kill", 6)
     command = _command(repo, backlog, api, "--backend", "ray", "--address", address)
     most: dict[str, int] = {}
@@ -122,8 +138,8 @@ def part_kill(root: Path, api: str, address: str, cluster: Cluster, workers: lis
                     continue
                 loop = [b"-m", b"baton", b"run"]
                 # A `baton run`'s own child between fork and exec is not a second driver.
-                if argv[1:4] == loop and parent_argv[1:4] != loop and cwd.startswith(str(repo)):
-                    now[cwd] = now.get(cwd, 0) + 1
+                if argv[1:4] == loop and parent_argv[1:4] != loop and cwd.startswith(str(hosts)):
+                    now[Path(cwd).name] = now.get(Path(cwd).name, 0) + 1
             for cwd, n in now.items():
                 most[cwd] = max(most.get(cwd, 0), n)
 
@@ -153,15 +169,33 @@ def part_kill(root: Path, api: str, address: str, cluster: Cluster, workers: lis
     counter.join()
     wall = time.monotonic() - started
     features = {f["name"]: f for f in _ledger(repo)["features"]}
-    kept = [f for n, f in features.items() if n not in lost and f["status"] == "PASS"]
-    baseline = min(_prompts(f["worktree"]) for f in kept) if kept else 0
     print(f"kill: node {victim.node_id[:8]} removed at {removed_at:.1f} s running {lost}")
     print(f"  batch: {wall:.1f} s, {_passed(repo)}")
     for name in lost:
         f = features[name]
-        redone = _prompts(f["worktree"]) - baseline
-        print(f"  {name}: {f['status']} on {f['host']}; re-done turns: {redone}")
-    print(f"  most `baton run`s driving one worktree at once: {max(most.values(), default=0)}")
+        print(f"  {name}: {f['status']} on {f['host']}; re-done turns: {_redone(hosts, name)}")
+    print(f"  most `baton run`s driving one feature at once: {max(most.values(), default=0)}")
+
+
+def _sent_here(worktree: Path) -> set[str]:
+    """The prompts this host sent: not those of the checkpoint it was restored from."""
+    prompts = {p.relative_to(worktree).as_posix() for p in worktree.glob(".tmp/2*/*-prompt.md")}
+    mark = json.loads((worktree / ".tmp" / "baton-checkpoint.json").read_text())
+    if not mark.get("restored_from"):
+        return prompts
+    listed = subprocess.run(
+        ["git", "-C", str(worktree), "ls-tree", "-r", "--name-only", mark["restored_from"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return prompts - set(listed)
+
+
+def _redone(hosts: Path, name: str) -> int:
+    """Turns sent more than once, over every host the feature ran on."""
+    sent = [_sent_here(w) for w in hosts.glob(f"node-*/worktrees/*/{name}")]
+    return sum(len(s) for s in sent) - len(set().union(*sent))
 
 
 def _trivial_jobs(root: Path, count: int) -> list[FeatureJob]:
@@ -187,7 +221,7 @@ def part_overhead(root: Path, address: str, count: int) -> None:
     from baton.batch.backends import LocalBackend, RayBackendConfig
     from baton.batch.backends.ray_backend import RayBackend
 
-    ray.init(address=address, log_to_driver=False, namespace="bench")
+    ray.init(address=address, log_to_driver=False, namespace="bench", _node_ip_address="127.0.0.1")
     try:
         for label, backend in (("ray", RayBackend(RayBackendConfig())), ("local", LocalBackend())):
             rounds = []
@@ -222,7 +256,8 @@ def main() -> None:
     parser.add_argument("--trivial", type=int, default=200)
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
-    cluster, workers = _cluster()
+    hosts = Path(tempfile.mkdtemp(prefix="baton-batch-ray-hosts-"))
+    cluster, workers = _cluster(hosts)
     try:
         with (
             tempfile.TemporaryDirectory(prefix="baton-batch-ray-") as tmp,
@@ -232,10 +267,13 @@ def main() -> None:
             if not args.skip_wall:
                 part_wall_time(root, server.base_url, cluster.address)
             if not args.skip_kill:
-                part_kill(root, server.base_url, cluster.address, cluster, workers)
+                part_kill(root, server.base_url, cluster.address, cluster, workers, hosts)
             part_overhead(root, cluster.address, args.trivial)
     finally:
         cluster.shutdown()
+        for n in range(3):
+            stop_host_server(hosts / f"node-{n}")
+        shutil.rmtree(hosts, ignore_errors=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 

@@ -45,6 +45,13 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     return pairs
 
 
+def _shared_url(url: str | None) -> str | None:
+    """A local path as an absolute one (every host resolves it alike); a URL as given."""
+    if url is None or "://" in url or (":" in url and not url.startswith(("/", "."))):
+        return url
+    return str(Path(url).resolve())
+
+
 def _publish_options(required: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """`--push REMOTE` and the pull-request options: the same on publish, merge and run."""
     options = (
@@ -139,6 +146,26 @@ def batch() -> None:
     default=None,
     help="The Ray cluster (default: RAY_ADDRESS, the one `ray start` set up, else a local one).",
 )
+@click.option(
+    "--remote",
+    "shared_remote",
+    default=None,
+    metavar="URL",
+    help="Jobs on any host: the shared git remote (default on Ray: a bare one in the batch).",
+)
+@click.option(
+    "--store",
+    default=None,
+    type=click.Path(path_type=Path),
+    help="Jobs on any host: a folder every host reaches (default on Ray: one in the batch).",
+)
+@click.option(
+    "--lease-ttl",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    help="Jobs on any host: seconds a silent host keeps a feature before another takes it.",
+)
 def run(
     backlog: Path,
     repo: Path,
@@ -158,6 +185,9 @@ def run(
     base_branch: str | None,
     backend: str,
     address: str | None,
+    shared_remote: str | None,
+    store: Path | None,
+    lease_ttl: float,
 ) -> None:
     """Run every feature of BACKLOG (a folder of prompt files, or a .toml/.json manifest).
 
@@ -198,6 +228,9 @@ def run(
             settings=values,
             backend=backend,
             address=address,
+            remote=_shared_url(shared_remote),
+            store=str(store.resolve()) if store is not None else None,
+            lease_ttl=lease_ttl,
         )
         repository = Repository(repo)
         the_id = batch_id or items.default_id

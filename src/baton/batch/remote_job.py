@@ -13,11 +13,13 @@ stops its loop between turns (state saved) and reports `lost-lease`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import shutil
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +36,7 @@ from baton.batch.job import (
     run_local,
 )
 from baton.batch.lease import Lease, current_lease, take_lease
+from baton.batch.remote_batch import place_path
 from baton.batch.remote_git import checkout_feature, host_clone, push_fenced, snapshot, write_mark
 from baton.batch.worktrees import git
 from baton.errors import BatonError, GitCommitError, LeaseBusy, LeaseLost, StateFileError
@@ -46,7 +49,7 @@ from baton.orchestrator.checkpoint_gate import (
 )
 from baton.orchestrator.state import FinalStatus, read_state_json, write_json_atomic
 
-__all__ = ["LOST_LEASE", "run_on_host", "stored_outcome"]
+__all__ = ["LEASE_BUSY", "LOST_LEASE", "run_on_host", "stored_outcome"]
 
 LOST_LEASE = "lost-lease"
 LEASE_BUSY = "lease-busy"
@@ -170,6 +173,7 @@ class _HostRun:
         self.local = dataclasses.replace(
             self.job, repo_root=str(clone), worktree=str(self.worktree), remote=None
         )
+        self._write_place(api)
         gate = {"API": api, GATE_VARIABLE: str(self.local.state_file)}
         self.local = dataclasses.replace(self.local, env={**self.job.env, **gate})
         outcome, closing = run_local(
@@ -188,6 +192,17 @@ class _HostRun:
             return lost, (None if self._new_holder_is_here() else closer)
         final = outcome.status in _FINAL
         return outcome, (closer if (closing or final) and not self.job.keep_agents else None)
+
+    def _write_place(self, api: str) -> None:
+        """Where the loop runs, for the driver's cockpit (its host, server and state file)."""
+        document = {
+            "host": socket.gethostname(),
+            "api": api,
+            "state_file": str(self.local.state_file),
+            "epoch": self.lease.epoch,
+        }
+        with contextlib.suppress(OSError):
+            write_json_atomic(place_path(self.store, self.job.name), document)
 
     def _tick(self) -> None:
         """The loop asks for a checkpoint before its next prompt: push, then let it go on."""

@@ -26,15 +26,19 @@ from baton.batch.job import (
     FeatureJob,
     FeatureOutcome,
     Progress,
+    RemoteSpec,
     close_session,
+    close_session_of,
 )
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
 from baton.batch.notify import BatchNotifier
+from baton.batch.remote_batch import default_remote, fetch_branch, prepare_remote, read_place
+from baton.batch.remote_job import LEASE_BUSY, LOST_LEASE
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
 from baton.batch.server import BatchServer, announce_batch
 from baton.batch.worktrees import Repository
-from baton.errors import RunLockedError
+from baton.errors import GitCommitError, RunLockedError
 from baton.hints import baton_command
 from baton.orchestrator.driver_lock import DriverLock, current_driver
 from baton.orchestrator.runlog import RunLog
@@ -57,6 +61,18 @@ class BatchOptions:
     settings: dict[str, str] = field(default_factory=dict)  # env name -> value, for every feature
     backend: str = "local"  # where jobs run: local, ray (docs/scale-out.md)
     address: str | None = None  # the Ray cluster (None: RAY_ADDRESS, `ray start`'s, or a local one)
+    # Jobs on any host (docs/scale-out.md): the shared git remote and the shared store.
+    # On Ray both default to folders of the batch (one machine); None elsewhere: local jobs.
+    remote: str | None = None
+    store: str | None = None
+    lease_ttl: float = 30.0  # a host silent this long loses its features' leases
+
+    def shared(self, batch_dir: Path) -> tuple[str, str] | None:
+        """(remote, store) when jobs run from the shared remote; None for local jobs."""
+        if self.remote is None and self.store is None and self.backend != "ray":
+            return None
+        remote, store = default_remote(batch_dir)
+        return self.remote or remote, self.store or store
 
     def backend_config(self) -> BackendConfig:
         if self.backend == "ray":
@@ -136,6 +152,7 @@ class BatchRunner:
         self.budget_reached = False
         self.notifier: BatchNotifier | None = None
         self._wake = threading.Event()  # a job ended: tick now, not at the next half second
+        self.shared = options.shared(self.batch_dir)
 
     # -- building jobs -------------------------------------------------------------------
 
@@ -154,6 +171,9 @@ class BatchRunner:
             agents=dict(feature.agents),
             providers=_provider_set(env, feature.agents),
             keep_agents=self.options.keep_agents,
+            remote=(
+                RemoteSpec(*self.shared, lease_ttl=self.options.lease_ttl) if self.shared else None
+            ),
         )
 
     # -- the loop ------------------------------------------------------------------------
@@ -191,6 +211,10 @@ class BatchRunner:
             if page is not None:
                 self.log.info(f"in a browser: {page}")
             self._requeue_orphans()
+            if self.shared is not None:
+                bases = {r.base for r in self.batch.features if not r.state.final}
+                prepare_remote(self.repo, *self.shared, bases)
+                self.log.info(f"jobs run from the remote {self.shared[0]} (store {self.shared[1]})")
             try:
                 self._loop(api)
             finally:
@@ -276,8 +300,13 @@ class BatchRunner:
 
     def _apply_hosts(self) -> None:
         for name, handle in self.handles.items():
+            record = self.batch.feature(name)
             if handle.host:
-                self.batch.feature(name).host = handle.host
+                record.host = handle.host
+            place = read_place(self.shared[1], name) if self.shared else None
+            if place is not None:  # the cockpit reaches the loop through its host's server
+                record.state_file = place.state_file
+                record.host = record.host or place.host
 
     def _collect(self, *, force: bool = False) -> None:
         for name, handle in list(self.handles.items()):
@@ -294,23 +323,49 @@ class BatchRunner:
         record.exit_code = outcome.exit_code
         record.loop_seconds = round(outcome.loop_seconds, 3)
         record.job_seconds = round(outcome.job_seconds, 3)
+        if outcome.status in (LOST_LEASE, LEASE_BUSY):  # not a result: another holder has it
+            record.move(FeatureStatus.QUEUED)
+            self.log.info(f"{record.name}: queued again ({outcome.status}: {outcome.detail})")
+            return
         if outcome.status == "stopped":
             if record.name in self.cancelling:
                 self.cancelling.discard(record.name)
                 record.move(FeatureStatus.CANCELLED)
                 record.error = "cancelled"
                 if not self.options.keep_agents:
-                    close_session(job)
+                    self._close(record, job)
             else:
                 record.move(FeatureStatus.QUEUED)
             self.log.info(f"{record.name}: {record.status} ({outcome.detail})")
             self._notify_end(record)
             return
         status = {"PASS": FeatureStatus.PASS, "FAIL": FeatureStatus.FAIL}.get(outcome.status)
+        if status is not None and self.shared is not None:
+            self._bring_back(record)
         record.move(status or FeatureStatus.ERROR)
         record.error = None if status else outcome.detail
         self.log.info(f"{record.name}: {record.status} — {outcome.detail}")
         self._notify_end(record)
+
+    def _close(self, record: FeatureRecord, job: FeatureJob) -> None:
+        """Close a cancelled loop's session: on its host's server when it ran on one."""
+        place = read_place(self.shared[1], record.name) if self.shared else None
+        if place is None:
+            close_session(job)
+        else:
+            close_session_of(Path(place.state_file), place.api, None)
+
+    def _bring_back(self, record: FeatureRecord) -> None:
+        """A finished remote branch into the user's repository, its run record beside it."""
+        assert self.shared is not None
+        remote, store = self.shared
+        try:
+            fetch_branch(self.repo, remote, record.branch)
+        except GitCommitError as error:
+            self.log.warning(f"{record.name}: {record.branch} not fetched from {remote}: {error}")
+        kept = Path(store) / "runs" / record.name / DEFAULT_STATE_FILE_NAME
+        if kept.is_file():
+            record.state_file = str(kept)
 
     def _notify_end(self, record: FeatureRecord) -> None:
         """An `error` or `cancelled` end its loop did not notify: the batch does, once."""

@@ -359,6 +359,7 @@ class Orchestrator:
                 f"the run in {self.state_path} had finished with {state.final_status} in "
                 f"round {state.current_round} when it was stopped; completing its exit"
             )
+            self._commit_interrupted_pass(state)
             if self.settings.cleanup_on_exit:
                 cleanup_terminals(self.api, state, self.log)
             state.exit_complete = True
@@ -369,6 +370,21 @@ class Orchestrator:
             f"round {state.current_round}; nothing to resume (unset RESUME to start a new run)"
         )
         return 0 if state.final_status == FinalStatus.PASS else 1
+
+    def _commit_interrupted_pass(self, state: RunState) -> None:
+        """A PASS killed before POST_GIT_COMMIT committed it: commit it now, once."""
+        archive = Path(state.archive_dir) if state.archive_dir else None
+        if state.final_status != FinalStatus.PASS or not self.settings.post_git_commit:
+            return
+        if archive is None or not archive.is_dir():
+            return
+        events = RunEvents(archive, listeners=self.events.listeners)
+        if events.path is None or not events.path.is_file():
+            return
+        earlier = list(read_events(events.path))
+        if any(e.get("event") == EventKind.GIT_COMMIT.value for e in earlier):
+            return
+        commit_on_pass(self.settings, state, events, earlier, self.log)
 
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked.

@@ -41,7 +41,10 @@ def host_label() -> str:
 
 def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
     """On a worker: run the job, reporting to the board; never raises for the job's sake."""
-    board.started.remote(key, host_label())
+    try:
+        attempt = int(ray.get(board.started.remote(key, host_label()), timeout=_ASK_SECONDS))
+    except RayError:
+        attempt = 0
 
     def should_stop() -> bool:
         try:
@@ -52,11 +55,11 @@ def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
             return False
 
     def on_progress(progress: Progress) -> None:
-        board.progress.remote(key, progress)
+        board.progress.remote(key, progress, attempt)
 
     def on_outcome(outcome: FeatureOutcome) -> None:
         with contextlib.suppress(RayError):
-            ray.get(board.outcome.remote(key, outcome), timeout=_ASK_SECONDS)
+            ray.get(board.outcome.remote(key, outcome, attempt), timeout=_ASK_SECONDS)
 
     if should_stop():  # cancelled or stopped while it waited for a slot: do not start
         outcome = FeatureOutcome(
@@ -84,6 +87,11 @@ def connect(config: RayBackendConfig) -> bool:
         "include_dashboard": False,
     }
     address = config.address or os.environ.get("RAY_ADDRESS")
+    # This process's address on the cluster: RAY_NODE_IP_ADDRESS (127.0.0.1 keeps a
+    # one-machine cluster on loopback); a cluster started here listens on loopback only.
+    node_ip = os.environ.get("RAY_NODE_IP_ADDRESS") or None
+    if node_ip:
+        common["_node_ip_address"] = node_ip
     try:
         if address:
             ray.init(address=address, **common)
@@ -91,6 +99,7 @@ def connect(config: RayBackendConfig) -> bool:
         try:
             ray.init(address="auto", **common)  # the cluster `ray start` set up here
         except ConnectionError:
+            common.setdefault("_node_ip_address", "127.0.0.1")
             ray.init(resources={SLOT: config.local_slots}, **common)  # one, just for us
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise ConfigError(f"cannot join the Ray cluster at {address or 'auto'}: {error}") from None

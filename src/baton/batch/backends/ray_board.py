@@ -35,17 +35,25 @@ class Board:
     def _entry(self, key: str) -> Entry:
         return self.entries.setdefault(key, Entry())
 
-    def started(self, key: str, host: str) -> None:
+    def started(self, key: str, host: str) -> int:
+        """A start of the submission (Ray may retry it elsewhere); its attempt number."""
         entry = self._entry(key)
         entry.host = host
         entry.starts += 1
         entry.hosts.append(host)
+        return entry.starts
 
-    def progress(self, key: str, progress: Any) -> None:
-        self._entry(key).progress = progress
+    def progress(self, key: str, progress: Any, attempt: int = 0) -> None:
+        if self._current(key, attempt):
+            self._entry(key).progress = progress
 
-    def outcome(self, key: str, outcome: Any) -> None:
-        self._entry(key).outcome = outcome
+    def outcome(self, key: str, outcome: Any, attempt: int = 0) -> None:
+        if self._current(key, attempt):
+            self._entry(key).outcome = outcome
+
+    def _current(self, key: str, attempt: int) -> bool:
+        """An attempt Ray gave up on (its node declared dead) that comes back is not heard."""
+        return attempt in (0, self._entry(key).starts)
 
     def request_stop(self, key: str) -> None:
         self._entry(key).stop = True
