@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -210,3 +211,43 @@ def test_a_run_killed_while_its_team_starts_still_commits_its_pass(
     assert git(project.root, "show", "--name-only", "--format=", "HEAD").split() == [
         "stats/median.py"
     ]
+
+
+def test_a_pass_killed_before_its_commit_is_committed_when_its_exit_completes(
+    baton_server: ServerProcess, tmp_path: Path
+) -> None:
+    """Killed between saving its PASS and committing it, a run resumes to finish its exit:
+    that exit makes the commit the kill cut off, once."""
+    project = write_sample_project(tmp_path / "project")
+    (project.root / ".gitignore").write_text("__pycache__/\n")
+    git(project.root, "init", "--quiet", "--initial-branch=main")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "--quiet", "-m", "sample")
+    env = scripted_run_env(baton_server.base_url, project, WD=None)
+    command = [sys.executable, "-m", "baton", "run", "--wd", str(project.root)]
+    finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert git(project.root, "log", "--format=%s").splitlines() == ["sample"]
+    state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
+    state = json.loads(state_file.read_text())
+    assert state["final_status"] == "PASS"
+    state["exit_complete"] = False  # what a kill right after the PASS was saved leaves
+    state_file.write_text(json.dumps(state))
+    again = subprocess.run(
+        [*command, "--post-git-commit"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert again.returncode == 0, again.stderr
+    assert "completing its exit" in again.stderr
+    assert "POST_GIT_COMMIT: committed 1 file(s)" in again.stderr
+    assert git(project.root, "show", "--name-only", "--format=", "HEAD").split() == [
+        "stats/median.py"
+    ]
+    once_more = subprocess.run(
+        [*command, "--post-git-commit"],
+        env={**env, "RESUME": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "nothing to resume" in once_more.stderr, once_more.stderr
+    assert len(git(project.root, "log", "--format=%s").splitlines()) == 2
