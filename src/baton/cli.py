@@ -351,7 +351,8 @@ def attach(role: str, print_only: bool, state_file: Path | None) -> None:
 
 
 def _add_batch_group() -> None:
-    from baton.batch.cli import batch, worker
+    from baton.batch.cli import batch
+    from baton.batch.worker import worker
 
     cli.add_command(batch)
     cli.add_command(worker)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from baton.batch.backlog import Backlog, Feature
-from baton.batch.ledger import FeatureStatus, Ledger
+from baton.batch.ledger import FeatureStatus, Ledger, ledger_path, new_batch
+from baton.batch.options import BatchOptions
 from baton.batch.publish import github_repo_of
-from baton.batch.runner import BatchOptions, ledger_path, new_batch
 from baton.batch.worktrees import Repository
 
 PROMPT = "p\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 from tests.support.browser import dump_dom
 
 from baton.batch.backlog import Backlog, Feature
-from baton.batch.ledger import FeatureStatus, Ledger
-from baton.batch.runner import BatchOptions, ledger_path, new_batch
+from baton.batch.ledger import FeatureStatus, Ledger, ledger_path, new_batch
+from baton.batch.options import BatchOptions
 from baton.batch.worktrees import Repository
 
 PROMPT = "p\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"

@@ -20,7 +20,7 @@ from baton.batch.backends import (
 )
 from baton.batch.hosts import reach_hint
 from baton.batch.ledger import FeatureRecord
-from baton.batch.runner import BatchOptions
+from baton.batch.options import BatchOptions
 from baton.batch.worker import join_command, missing_tools
 from baton.cli import cli
 from baton.errors import ConfigError

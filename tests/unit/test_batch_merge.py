@@ -7,9 +7,9 @@ import subprocess
 from pathlib import Path
 
 from baton.batch.backlog import Backlog, Feature
-from baton.batch.ledger import FeatureStatus
+from baton.batch.ledger import FeatureStatus, new_batch
 from baton.batch.merge import merge_batch
-from baton.batch.runner import BatchOptions, new_batch
+from baton.batch.options import BatchOptions
 from baton.batch.worktrees import Repository
 
 PROMPT = "p\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"
@@ -90,8 +90,7 @@ def test_pass_branches_merge_in_order_conflicts_and_test_failures_are_left_out(
     for name in "ac":
         record = batch.feature(name)
         ensure_worktree(repo, Path(record.worktree), record.branch, record.base)
-    from baton.batch.ledger import Ledger
-    from baton.batch.runner import ledger_path
+    from baton.batch.ledger import Ledger, ledger_path
 
     Ledger(ledger_path(repository, "b")).save(batch)
     assert clean_batch(repository, "b", finished=False) == ["a"]  # in baton/integration

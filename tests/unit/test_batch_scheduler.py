@@ -14,9 +14,10 @@ import pytest
 from baton.batch.backends.base import JobHandle
 from baton.batch.backlog import Backlog, Feature
 from baton.batch.job import FeatureJob, FeatureOutcome, Progress
-from baton.batch.ledger import FeatureRecord, FeatureStatus, Ledger
+from baton.batch.ledger import FeatureRecord, FeatureStatus, Ledger, ledger_path, new_batch
+from baton.batch.options import BatchOptions
 from baton.batch.requests import Request, write_request
-from baton.batch.runner import BatchOptions, BatchRunner, ledger_path, new_batch
+from baton.batch.runner import BatchRunner
 from baton.batch.schedule import to_start
 from baton.batch.worktrees import Repository
 from baton.errors import RunLockedError

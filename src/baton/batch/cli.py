@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from baton.batch.cli_publish import publish_and_report, publish_options, publish_request
 from baton.batch.limits import default_parallel
 
 if TYPE_CHECKING:
-    from baton.batch.ledger import BatchRecord
-    from baton.batch.publish import PublishRequest
-    from baton.batch.worktrees import Repository
+    pass
 
 __all__ = ["batch"]
 
@@ -52,65 +50,6 @@ def _shared_url(url: str | None) -> str | None:
     return str(Path(url).resolve())
 
 
-def _publish_options(required: bool) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """`--push REMOTE` and the pull-request options: the same on publish, merge and run."""
-    options = (
-        click.option(
-            "--push",
-            "remote",
-            required=required,
-            default=None,
-            help="The remote to push PASS branches to.",
-        ),
-        click.option(
-            "--open-prs", is_flag=True, help="Open a pull request for each (GITHUB_TOKEN)."
-        ),
-        click.option("--github-api", default="https://api.github.com", show_default=True),
-        click.option(
-            "--github-repo", default=None, help="OWNER/NAME (default: from the remote's URL)."
-        ),
-        click.option(
-            "--base-branch", default=None, help="The PRs' base (default: the checkout's)."
-        ),
-    )
-
-    def apply(command: Callable[..., None]) -> Callable[..., None]:
-        for option in reversed(options):
-            command = option(command)
-        return command
-
-    return apply
-
-
-def _publish_request(
-    remote: str | None,
-    open_prs: bool,
-    github_api: str,
-    github_repo: str | None,
-    base_branch: str | None,
-) -> PublishRequest | None:
-    from baton.batch.publish import PublishRequest
-    from baton.errors import ConfigError
-
-    if remote is None:
-        if open_prs:
-            raise ConfigError("--open-prs needs --push REMOTE (a pull request's branch is pushed)")
-        return None
-    return PublishRequest(remote, open_prs, github_api, github_repo, base_branch)
-
-
-def _publish(repository: Repository, record: BatchRecord, request: PublishRequest) -> bool:
-    """Push (and open pull requests for) the PASS branches; True when every one went."""
-    from baton.batch.publish import publish_batch
-
-    github = request.github(repository, os.environ.get("GITHUB_TOKEN"))
-    results = publish_batch(repository, record, request.remote, github)
-    for result in results:
-        extra = f"; pull request: {result.pull_request}" if result.pull_request else ""
-        click.echo(f"{result.feature}: {result.pushed}{extra}")
-    return not any(r.pushed != "pushed" or r.pull_request.startswith("error") for r in results)
-
-
 @click.group()
 def batch() -> None:
     """Many features at once, each a `baton run` in its own git worktree and branch."""
@@ -133,7 +72,7 @@ def batch() -> None:
 @click.option("--api", default=None, help="Use this server (default: start one for the batch).")
 @click.option("--keep-agents", is_flag=True, help="Leave each loop's agents running at its end.")
 @click.option("--set", "settings", multiple=True, help="KEY=VALUE: a `baton run` setting for all.")
-@_publish_options(required=False)
+@publish_options(required=False)
 @click.option(
     "--backend",
     type=click.Choice(["local", "ray"]),
@@ -199,7 +138,7 @@ def run(
     def action() -> int:
         from baton.batch.backlog import read_backlog, setting_env_name
         from baton.batch.commands import run_batch
-        from baton.batch.runner import BatchOptions
+        from baton.batch.options import BatchOptions
         from baton.batch.worktrees import Repository
         from baton.errors import ConfigError
 
@@ -234,7 +173,7 @@ def run(
         )
         repository = Repository(repo)
         the_id = batch_id or items.default_id
-        request = _publish_request(remote, open_prs, github_api, github_repo, base_branch)
+        request = publish_request(remote, open_prs, github_api, github_repo, base_branch)
         if request is not None:
             request.github(repository, os.environ.get("GITHUB_TOKEN"))  # refused before running
         code = run_batch(repository, items, the_id, base, options, os.environ)
@@ -243,7 +182,7 @@ def run(
         from baton.batch.commands import load_batch
 
         _, record = load_batch(repository, the_id)
-        return code if _publish(repository, record, request) else (code or 1)
+        return code if publish_and_report(repository, record, request) else (code or 1)
 
     _exit(action)
 
@@ -352,7 +291,7 @@ def clean(batch_id: str, finished: bool, repo: Path) -> None:
     default=None,
     help="Run after each merge; a failing merge is undone (default: PROJECT_TEST_CMD).",
 )
-@_publish_options(required=False)
+@publish_options(required=False)
 @_REPO
 def merge(
     batch_id: str,
@@ -378,7 +317,7 @@ def merge(
 
         repository = Repository(repo)
         _, record = load_batch(repository, batch_id)
-        request = _publish_request(remote, open_prs, github_api, github_repo, base_branch)
+        request = publish_request(remote, open_prs, github_api, github_repo, base_branch)
         if request is not None:
             request.github(repository, os.environ.get("GITHUB_TOKEN"))  # refused before merging
         command = test_cmd or os.environ.get("PROJECT_TEST_CMD") or None
@@ -389,7 +328,7 @@ def merge(
         left = [r for r in results if r.outcome not in ("merged", "already merged")]
         published = True
         if request is not None:
-            published = _publish(repository, record, request)
+            published = publish_and_report(repository, record, request)
             pushed = push_branch(repository, request.remote, INTEGRATION_BRANCH)
             click.echo(f"{INTEGRATION_BRANCH}: {pushed}")
             published = published and pushed == "pushed"
@@ -418,7 +357,7 @@ def report(batch_id: str, repo: Path) -> None:
 
 @batch.command()
 @click.argument("batch_id", metavar="ID")
-@_publish_options(required=True)
+@publish_options(required=True)
 @_REPO
 def publish(
     batch_id: str,
@@ -439,7 +378,7 @@ def publish(
         repository = Repository(repo)
         _, record = load_batch(repository, batch_id)
         request = PublishRequest(remote, open_prs, github_api, github_repo, base_branch)
-        return 0 if _publish(repository, record, request) else 1
+        return 0 if publish_and_report(repository, record, request) else 1
 
     _exit(action)
 
@@ -481,33 +420,3 @@ def watch(batch_id: str, feature: str | None, once: bool, repo: Path) -> None:
         return run_watch(state_file, os.environ, once=True, interval=1.0, lines=15)
 
     _exit(action)
-
-
-@click.command()
-@click.option("--address", required=True, help="The head node, HOST:PORT (its `ray start --head`).")
-@click.option("--slots", type=click.IntRange(min=1), required=True, help="Loops this host runs.")
-@click.option("--block", is_flag=True, help="Stay in the foreground until the node stops.")
-@click.option("--dry-run", is_flag=True, help="Check the tools and print the command only.")
-def worker(address: str, slots: int, block: bool, dry_run: bool) -> None:
-    """Join a Ray cluster as a host with SLOTS loop slots (`baton batch run --backend ray`)."""
-    import shlex
-    import subprocess
-
-    from baton.batch.worker import join_command, missing_tools
-
-    problems, warnings = missing_tools()
-    for line in warnings:
-        click.echo(f"baton worker: warning: {line}", err=True)
-    for line in problems:
-        click.echo(f"baton worker: error: {line}", err=True)
-    if problems:
-        sys.exit(1)
-    command = join_command(address, slots, block=block)
-    click.echo(shlex.join(command))
-    if dry_run:
-        return
-    try:
-        sys.exit(subprocess.call(command))
-    except FileNotFoundError:
-        click.echo("baton worker: error: ray is not installed: pip install 'baton[ray]'", err=True)
-        sys.exit(1)

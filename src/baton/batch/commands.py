@@ -9,17 +9,18 @@ from pathlib import Path
 
 from baton.batch.backlog import Backlog, read_backlog
 from baton.batch.job import close_session_of
-from baton.batch.ledger import BatchRecord, FeatureStatus, Ledger
-from baton.batch.merge import INTEGRATION_BRANCH
-from baton.batch.requests import Request, apply_to_idle, write_request
-from baton.batch.runner import (
-    BatchOptions,
-    BatchRunner,
+from baton.batch.ledger import (
+    BatchRecord,
+    FeatureStatus,
+    Ledger,
     add_new_features,
-    batch_lock,
     ledger_path,
     new_batch,
 )
+from baton.batch.merge import INTEGRATION_BRANCH
+from baton.batch.options import BatchOptions
+from baton.batch.requests import Request, apply_to_idle, write_request
+from baton.batch.runner import BatchRunner, batch_lock
 from baton.batch.worktrees import Repository, is_merged, remove_worktree
 from baton.errors import ConfigError, RunLockedError
 from baton.hints import baton_command

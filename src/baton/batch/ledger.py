@@ -13,12 +13,27 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import StateFileError
+from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
 from baton.orchestrator.state import write_json_atomic
 
-__all__ = ["BatchRecord", "FeatureRecord", "FeatureStatus", "Ledger", "now_iso"]
+if TYPE_CHECKING:
+    from baton.batch.backlog import Backlog
+    from baton.batch.options import BatchOptions
+    from baton.batch.worktrees import Repository
+
+__all__ = [
+    "BatchRecord",
+    "FeatureRecord",
+    "FeatureStatus",
+    "Ledger",
+    "add_new_features",
+    "ledger_path",
+    "new_batch",
+    "now_iso",
+]
 
 LEDGER_VERSION = 1
 
@@ -172,3 +187,46 @@ def _record_from(data: dict[str, Any]) -> BatchRecord:
     batch_known = {f.name for f in fields(BatchRecord)} - {"features"}
     values = {k: v for k, v in data.items() if k in batch_known}
     return BatchRecord(**values, features=features)
+
+
+def ledger_path(repo: Repository, batch_id: str) -> Path:
+    """Where a batch's ledger lives in the user's repository."""
+    return repo.batch_dir(batch_id) / "batch.json"
+
+
+def new_batch(
+    repo: Repository, batch_id: str, backlog: Backlog, base: str, options: BatchOptions
+) -> BatchRecord:
+    """A fresh ledger record: every feature queued on its own branch and worktree."""
+    base_commit = repo.resolve(base)
+    batch = BatchRecord(
+        id=batch_id,
+        repo=str(repo.root),
+        base_commit=base_commit,
+        backlog=str(backlog.source),
+        options=asdict(options),
+    )
+    add_new_features(repo, batch, backlog)
+    return batch
+
+
+def add_new_features(repo: Repository, batch: BatchRecord, backlog: Backlog) -> list[str]:
+    """Features of the backlog the ledger does not know yet, appended as queued."""
+    known = {r.name for r in batch.features}
+    added = []
+    for feature in backlog.features:
+        if feature.name in known:
+            continue
+        worktree = repo.worktree_path(batch.id, feature.name)
+        base = repo.resolve(feature.base) if feature.base else batch.base_commit
+        batch.features.append(
+            FeatureRecord(
+                name=feature.name,
+                branch=feature.branch,
+                worktree=str(worktree),
+                state_file=str(worktree / ".tmp" / DEFAULT_STATE_FILE_NAME),
+                base=base,
+            )
+        )
+        added.append(feature.name)
+    return added

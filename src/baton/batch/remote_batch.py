@@ -13,14 +13,17 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from baton.batch.job import DEFAULT_STATE_FILE_NAME, RemoteSpec, close_session_of
+from baton.batch.ledger import FeatureRecord
 from baton.batch.worktrees import Repository, git
 from baton.errors import ConfigError, GitCommitError
+from baton.orchestrator.runlog import RunLog
 
 __all__ = [
     "BASE_REF_PREFIX",
     "HostPlace",
+    "SharedRemote",
     "base_ref",
-    "default_remote",
     "fetch_branch",
     "place_path",
     "prepare_remote",
@@ -29,11 +32,6 @@ __all__ = [
 
 BASE_REF_PREFIX = "refs/heads/baton-base/"
 PLACE_NAME = "where.json"
-
-
-def default_remote(batch_dir: Path) -> tuple[str, str]:
-    """The remote and store of a one-machine Ray batch: both under the batch's folder."""
-    return str(batch_dir / "remote.git"), str(batch_dir / "store")
 
 
 def base_ref(commit: str) -> str:
@@ -102,3 +100,49 @@ def read_place(store: str, feature: str) -> HostPlace | None:
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+@dataclass(frozen=True)
+class SharedRemote:
+    """A batch's jobs on any host, seen from its driver: the shared git remote and store."""
+
+    url: str
+    store: str
+
+    @classmethod
+    def in_batch(cls, batch_dir: Path) -> SharedRemote:
+        """The remote and store of a one-machine Ray batch: both under the batch's folder."""
+        return cls(str(batch_dir / "remote.git"), str(batch_dir / "store"))
+
+    def describe(self) -> str:
+        return f"the remote {self.url} (store {self.store})"
+
+    def spec(self, lease_ttl: float) -> RemoteSpec:
+        """What a job needs to run from this remote on any host."""
+        return RemoteSpec(self.url, self.store, lease_ttl=lease_ttl)
+
+    def prepare(self, repo: Repository, bases: set[str]) -> None:
+        """Every base commit pushed to the remote, the store made (ConfigError otherwise)."""
+        prepare_remote(repo, self.url, self.store, bases)
+
+    def place(self, feature: str) -> HostPlace | None:
+        return read_place(self.store, feature)
+
+    def close_session(self, feature: str) -> bool:
+        """Close the feature's session on the server of the host it ran on; False when
+        no host wrote where it runs (the job was local)."""
+        place = self.place(feature)
+        if place is None:
+            return False
+        close_session_of(Path(place.state_file), place.api, None)
+        return True
+
+    def bring_back(self, repo: Repository, record: FeatureRecord, log: RunLog) -> None:
+        """A finished branch into the user's repository, its run record kept beside it."""
+        try:
+            fetch_branch(repo, self.url, record.branch)
+        except GitCommitError as error:
+            log.warning(f"{record.name}: {record.branch} not fetched from {self.url}: {error}")
+        kept = Path(self.store) / "runs" / record.name / DEFAULT_STATE_FILE_NAME
+        if kept.is_file():
+            record.state_file = str(kept)

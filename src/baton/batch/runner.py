@@ -13,79 +13,35 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from baton.batch.backends import Backend, BackendConfig, LocalBackendConfig, RayBackendConfig, make
+from baton.batch.backends import Backend, make
 from baton.batch.backends.base import JobHandle
 from baton.batch.backlog import Backlog, Feature
 from baton.batch.job import (
-    DEFAULT_STATE_FILE_NAME,
     FeatureJob,
     FeatureOutcome,
     Progress,
-    RemoteSpec,
     close_session,
-    close_session_of,
 )
-from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
+from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger, ledger_path
 from baton.batch.notify import BatchNotifier
-from baton.batch.remote_batch import default_remote, fetch_branch, prepare_remote, read_place
+from baton.batch.options import BatchOptions
 from baton.batch.remote_job import LEASE_BUSY, LOST_LEASE
 from baton.batch.requests import Request, prepare_retry, read_requests
 from baton.batch.schedule import to_start
 from baton.batch.server import BatchServer, announce_batch
 from baton.batch.worktrees import Repository
-from baton.errors import GitCommitError, RunLockedError
+from baton.errors import RunLockedError
 from baton.hints import baton_command
 from baton.orchestrator.driver_lock import DriverLock, current_driver
 from baton.orchestrator.runlog import RunLog
 
-__all__ = ["BatchOptions", "BatchRunner", "batch_lock", "ledger_path"]
+__all__ = ["BatchRunner", "batch_lock"]
 
 _TICK_SECONDS = 0.5
-
-
-@dataclass
-class BatchOptions:
-    """What `baton batch run` was asked; kept in the ledger so `resume` runs the same batch."""
-
-    parallel: int
-    provider_caps: dict[str, int] = field(default_factory=dict)
-    max_cost_usd: float | None = None
-    max_tokens: int | None = None
-    api: str | None = None
-    keep_agents: bool = False
-    settings: dict[str, str] = field(default_factory=dict)  # env name -> value, for every feature
-    backend: str = "local"  # where jobs run: local, ray (docs/scale-out.md)
-    address: str | None = None  # the Ray cluster (None: RAY_ADDRESS, `ray start`'s, or a local one)
-    # Jobs on any host (docs/scale-out.md): the shared git remote and the shared store.
-    # On Ray both default to folders of the batch (one machine); None elsewhere: local jobs.
-    remote: str | None = None
-    store: str | None = None
-    lease_ttl: float = 30.0  # a host silent this long loses its features' leases
-
-    def shared(self, batch_dir: Path) -> tuple[str, str] | None:
-        """(remote, store) when jobs run from the shared remote; None for local jobs."""
-        if self.remote is None and self.store is None and self.backend != "ray":
-            return None
-        remote, store = default_remote(batch_dir)
-        return self.remote or remote, self.store or store
-
-    def backend_config(self) -> BackendConfig:
-        if self.backend == "ray":
-            return RayBackendConfig(address=self.address)
-        return LocalBackendConfig()
-
-    @classmethod
-    def from_ledger(cls, data: Mapping[str, Any]) -> BatchOptions:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
-
-def ledger_path(repo: Repository, batch_id: str) -> Path:
-    return repo.batch_dir(batch_id) / "batch.json"
 
 
 @contextmanager
@@ -152,7 +108,7 @@ class BatchRunner:
         self.budget_reached = False
         self.notifier: BatchNotifier | None = None
         self._wake = threading.Event()  # a job ended: tick now, not at the next half second
-        self.shared = options.shared(self.batch_dir)
+        self.shared = options.shared(self.batch_dir)  # jobs from a shared remote
 
     # -- building jobs -------------------------------------------------------------------
 
@@ -171,9 +127,7 @@ class BatchRunner:
             agents=dict(feature.agents),
             providers=_provider_set(env, feature.agents),
             keep_agents=self.options.keep_agents,
-            remote=(
-                RemoteSpec(*self.shared, lease_ttl=self.options.lease_ttl) if self.shared else None
-            ),
+            remote=self.shared.spec(self.options.lease_ttl) if self.shared else None,
         )
 
     # -- the loop ------------------------------------------------------------------------
@@ -212,9 +166,9 @@ class BatchRunner:
                 self.log.info(f"in a browser: {page}")
             self._requeue_orphans()
             if self.shared is not None:
-                bases = {r.base for r in self.batch.features if not r.state.final}
-                prepare_remote(self.repo, *self.shared, bases)
-                self.log.info(f"jobs run from the remote {self.shared[0]} (store {self.shared[1]})")
+                open_bases = {r.base for r in self.batch.features if not r.state.final}
+                self.shared.prepare(self.repo, open_bases)
+                self.log.info(f"jobs run from {self.shared.describe()}")
             try:
                 self._loop(api)
             finally:
@@ -303,7 +257,7 @@ class BatchRunner:
             record = self.batch.feature(name)
             if handle.host:
                 record.host = handle.host
-            place = read_place(self.shared[1], name) if self.shared else None
+            place = self.shared.place(name) if self.shared else None
             if place is not None:  # the cockpit reaches the loop through its host's server
                 record.state_file = place.state_file
                 record.host = record.host or place.host
@@ -333,7 +287,7 @@ class BatchRunner:
                 record.move(FeatureStatus.CANCELLED)
                 record.error = "cancelled"
                 if not self.options.keep_agents:
-                    self._close(record, job)
+                    self._close_cancelled(record, job)
             else:
                 record.move(FeatureStatus.QUEUED)
             self.log.info(f"{record.name}: {record.status} ({outcome.detail})")
@@ -341,31 +295,16 @@ class BatchRunner:
             return
         status = {"PASS": FeatureStatus.PASS, "FAIL": FeatureStatus.FAIL}.get(outcome.status)
         if status is not None and self.shared is not None:
-            self._bring_back(record)
+            self.shared.bring_back(self.repo, record, self.log)
         record.move(status or FeatureStatus.ERROR)
         record.error = None if status else outcome.detail
         self.log.info(f"{record.name}: {record.status} — {outcome.detail}")
         self._notify_end(record)
 
-    def _close(self, record: FeatureRecord, job: FeatureJob) -> None:
+    def _close_cancelled(self, record: FeatureRecord, job: FeatureJob) -> None:
         """Close a cancelled loop's session: on its host's server when it ran on one."""
-        place = read_place(self.shared[1], record.name) if self.shared else None
-        if place is None:
+        if self.shared is None or not self.shared.close_session(record.name):
             close_session(job)
-        else:
-            close_session_of(Path(place.state_file), place.api, None)
-
-    def _bring_back(self, record: FeatureRecord) -> None:
-        """A finished remote branch into the user's repository, its run record beside it."""
-        assert self.shared is not None
-        remote, store = self.shared
-        try:
-            fetch_branch(self.repo, remote, record.branch)
-        except GitCommitError as error:
-            self.log.warning(f"{record.name}: {record.branch} not fetched from {remote}: {error}")
-        kept = Path(store) / "runs" / record.name / DEFAULT_STATE_FILE_NAME
-        if kept.is_file():
-            record.state_file = str(kept)
 
     def _notify_end(self, record: FeatureRecord) -> None:
         """An `error` or `cancelled` end its loop did not notify: the batch does, once."""
@@ -445,41 +384,3 @@ def _take_progress(record: FeatureRecord, progress: Progress) -> None:
     record.tokens = max(record.tokens, progress.tokens)
     record.cost_usd = max(record.cost_usd, progress.cost_usd)
     record.commit = progress.commit or record.commit
-
-
-def new_batch(
-    repo: Repository, batch_id: str, backlog: Backlog, base: str, options: BatchOptions
-) -> BatchRecord:
-    """A fresh ledger record: every feature queued on its own branch and worktree."""
-    base_commit = repo.resolve(base)
-    batch = BatchRecord(
-        id=batch_id,
-        repo=str(repo.root),
-        base_commit=base_commit,
-        backlog=str(backlog.source),
-        options=asdict(options),
-    )
-    add_new_features(repo, batch, backlog)
-    return batch
-
-
-def add_new_features(repo: Repository, batch: BatchRecord, backlog: Backlog) -> list[str]:
-    """Features of the backlog the ledger does not know yet, appended as queued."""
-    known = {r.name for r in batch.features}
-    added = []
-    for feature in backlog.features:
-        if feature.name in known:
-            continue
-        worktree = repo.worktree_path(batch.id, feature.name)
-        base = repo.resolve(feature.base) if feature.base else batch.base_commit
-        batch.features.append(
-            FeatureRecord(
-                name=feature.name,
-                branch=feature.branch,
-                worktree=str(worktree),
-                state_file=str(worktree / ".tmp" / DEFAULT_STATE_FILE_NAME),
-                base=base,
-            )
-        )
-        added.append(feature.name)
-    return added

@@ -25,7 +25,7 @@ def run_batch_demo(directory: Path | None = None) -> int:
     """Create the sample repository and backlog; run the batch; 0 when every feature passed."""
     from baton.batch.backlog import read_backlog
     from baton.batch.commands import run_batch
-    from baton.batch.runner import BatchOptions
+    from baton.batch.options import BatchOptions
     from baton.batch.worktrees import Repository
 
     root = directory.expanduser().resolve() if directory else None

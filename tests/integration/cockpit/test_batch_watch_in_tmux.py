@@ -14,8 +14,8 @@ import pytest
 from tests.integration.cockpit.conftest import FinishedRun, PrivateTmux
 
 from baton.batch.backlog import Backlog, Feature
-from baton.batch.ledger import FeatureStatus, Ledger
-from baton.batch.runner import BatchOptions, ledger_path, new_batch
+from baton.batch.ledger import FeatureStatus, Ledger, ledger_path, new_batch
+from baton.batch.options import BatchOptions
 from baton.batch.worktrees import Repository
 from baton.orchestrator.driver_lock import DriverLock
 
