@@ -177,10 +177,13 @@ def test_a_batch_passes_two_features_and_fails_one_each_on_its_own_branch(
 def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only(
     tmp_path: Path, baton_server: ServerProcess, marker: str
 ) -> None:
-    sample = write_batch_sample(tmp_path)
+    # slugify answers slowly, so its loop is still running when it is cancelled below.
+    sample = write_batch_sample(tmp_path, work_seconds={"slugify": 2.0})
     command = _run_command(sample, sample.backlog, baton_server.base_url, "--parallel", "2")
     log = (tmp_path / "batch.log").open("w")
-    first = subprocess.Popen(command, env=_env(marker), stdout=log, stderr=subprocess.STDOUT)
+    env = _env(marker)
+    del env["BATON_SCRIPTED_WORK_SECONDS"]  # each feature's own pace, from the scenario
+    first = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         # clamp ended; median (2 rounds) and slugify are mid-loop: kill the batch outright.
         _wait_for(
@@ -195,11 +198,11 @@ def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only
         first.wait(timeout=30)
     clamp_before = _archive_counts(Path(_feature(sample, "clamp")["worktree"]))
 
-    second = subprocess.Popen(command, env=_env(marker), stdout=log, stderr=subprocess.STDOUT)
+    second = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         ledger_file = sample.repo / ".baton" / "batches" / "b" / "batch.json"
         _wait_for(lambda: getattr(current_driver(ledger_file), "pid", None) == second.pid)
-        refused = subprocess.run(command, env=_env(marker), capture_output=True, text=True)
+        refused = subprocess.run(command, env=env, capture_output=True, text=True)
         assert refused.returncode == 1
         assert "batch b is already being run" in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
@@ -208,7 +211,7 @@ def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only
         _wait_for(lambda: _slugify_terminals(sample) != [])
         shown = subprocess.run(
             _batch_command(sample, "status", "b"),
-            env={**_env(marker), "COLUMNS": "200"},
+            env={**env, "COLUMNS": "200"},
             capture_output=True,
             text=True,
         )
@@ -216,7 +219,7 @@ def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only
         assert f"driven by pid {second.pid}" in shown.stdout
         cancel = subprocess.run(
             _batch_command(sample, "cancel", "b", "slugify"),
-            env=_env(marker),
+            env=env,
             capture_output=True,
             text=True,
         )
@@ -243,14 +246,14 @@ def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only
     # Retry the cancelled one: it resumes its own state file and passes.
     retry = subprocess.run(
         _batch_command(sample, "retry", "b", "slugify"),
-        env=_env(marker),
+        env=env,
         capture_output=True,
         text=True,
     )
     assert retry.returncode == 0, retry.stderr
     resumed = subprocess.run(
         _batch_command(sample, "resume", "b"),
-        env=_env(marker),
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,

@@ -388,12 +388,15 @@ def test_a_killed_ray_driver_rerun_resubmits_only_what_is_not_final(
         finally:
             first.send_signal(signal.SIGKILL)
             first.wait(timeout=30)
+        final_at_kill = sum(f["status"] == "PASS" for f in _ledger(sample)["features"])
         clamp_before = (store / "runs" / "clamp" / "outcome.json").read_text()
         clamp_prompts = {w: _prompts(w) for w in _worktrees(cluster, "clamp")}
         again = subprocess.run(command, env=_ray_env(marker), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     _all_passed_on_their_branches(sample)
-    assert "resuming (1 of 3 final)" in again.stderr, again.stderr[-3000:]
+    # clamp, and perhaps slugify (one round, beside it), were final; median was not.
+    assert final_at_kill in (1, 2)
+    assert f"resuming ({final_at_kill} of 3 final)" in again.stderr, again.stderr[-3000:]
     # clamp was final: not run again anywhere (same stored outcome, no new prompt).
     assert (store / "runs" / "clamp" / "outcome.json").read_text() == clamp_before
     assert {w: _prompts(w) for w in _worktrees(cluster, "clamp")} == clamp_prompts

@@ -294,12 +294,23 @@ def test_sigint_stops_the_batch_between_turns_every_loop_resumable(repo: Reposit
 
     backend = FakeBackend(ticks=10**9)
     runner = _runner(repo, _backlog(*(Feature(n, PROMPT) for n in "abc")), backend)
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    done = threading.Event()
+
+    def interrupt_once_started() -> None:
+        # Two loops submitted: the runner's handler is in place (it is set before any
+        # submission), so the signal never reaches the test process itself.
+        while len(backend.started) < 2:
+            if done.wait(0.01):
+                return
+        os.kill(os.getpid(), signal.SIGINT)
+
+    sender = threading.Thread(target=interrupt_once_started)
+    sender.start()
     try:
         assert runner.run() == 128 + signal.SIGINT
     finally:
-        timer.cancel()
+        done.set()
+        sender.join()
     ledger = Ledger(ledger_path(repo, "b")).load()
     assert ledger.status == "stopped"
     assert [r.status for r in ledger.features] == ["queued"] * 3

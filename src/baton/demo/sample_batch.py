@@ -12,6 +12,7 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["BatchSample", "write_batch_sample"]
@@ -79,11 +80,15 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, timeout=60)
 
 
-def write_batch_sample(root: Path) -> BatchSample:
-    """Create the repository (one commit) and the backlog under `root`."""
+def write_batch_sample(root: Path, work_seconds: Mapping[str, float] | None = None) -> BatchSample:
+    """Create the repository (one commit) and the backlog under `root`.
+
+    `work_seconds`: how long the scripted agent takes per answer in the named features
+    (0.3 s otherwise), so one loop can be kept running while another is watched.
+    """
     sample = BatchSample(root)
     files: dict[str, str] = {"textkit/__init__.py": "", "tests/__init__.py": ""}
-    scenarios: dict[str, object] = {}
+    scenarios: dict[str, dict[str, object]] = {}
     for name, (buggy, half, fixed, test) in _MODULES.items():
         files[f"textkit/{name}.py"] = buggy
         files[f"tests/test_{name}.py"] = (
@@ -92,6 +97,8 @@ def write_batch_sample(root: Path) -> BatchSample:
         )
         patches = [{"files": {f"textkit/{name}.py": text}} for text in (half, fixed) if text]
         scenarios[name] = {"test_command": sample.test_command(name), "patches": patches}
+        if work_seconds and name in work_seconds:
+            scenarios[name]["work_seconds"] = work_seconds[name]
     scenario = {"work_seconds": 0.3, "features": scenarios}
     files[".baton/scenario.json"] = json.dumps(scenario, indent=2) + "\n"
     for relative, content in files.items():
