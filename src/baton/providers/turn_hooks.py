@@ -31,6 +31,7 @@ __all__ = [
     "HookLog",
     "TurnState",
     "append_event",
+    "interrupt_open_turn",
     "last_session_id",
 ]
 
@@ -143,6 +144,12 @@ class HookLog:
             if event and isinstance(event.get("transcript_path"), str):
                 return Path(event["transcript_path"])
         return None
+
+
+def interrupt_open_turn(log: HookLog) -> None:
+    """Record the end the CLI never reports for an interrupted turn, if one is open."""
+    if log.turn_state() is TurnState.OPEN:
+        append_event(log.path, json.dumps({"hook_event_name": INTERRUPT_EVENT}))
 
 
 def _continues(previous: dict[str, Any] | None, event: dict[str, Any]) -> bool:
