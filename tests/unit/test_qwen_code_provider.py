@@ -347,3 +347,13 @@ def test_the_hook_command_records_an_event_without_baton_on_its_path(tmp_path: P
     assert (done.returncode, done.stdout) == (0, "")
     [line] = (ctx.runtime_dir / HOOK_LOG_FILE).read_text(encoding="utf-8").splitlines()
     assert json.loads(line)["last_assistant_message"] == "é"
+
+
+def test_a_prompt_drawn_after_its_own_cancellation_reads_idle() -> None:
+    """Esc before any reply: Qwen Code may draw the prompt under `Request cancelled.`."""
+    resting = (FIXTURES / "startup--idle.txt").read_text("utf-8")
+    rule = next(line for line in resting.split("\n") if line.startswith("───"))
+    cancelled = resting.replace(rule, "  ●\ufe0e Request cancelled.\n  > hello slow\n" + rule, 1)
+    assert detect_status(cancelled) is TerminalStatus.IDLE
+    waiting = resting.replace(rule, "  > hello slow\n" + rule, 1)
+    assert detect_status(waiting) is TerminalStatus.PROCESSING

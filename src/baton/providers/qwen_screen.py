@@ -1,4 +1,21 @@
-"""Qwen Code 0.24's screen, read as pure functions of `tmux capture-pane -p` text."""
+"""Qwen Code 0.24's screen, read as pure functions of `tmux capture-pane -p` text.
+
+The CLI draws its transcript, the status row (the spinner while a turn runs:
+`.. Spinning up… (1s · ↑ 13 tokens · esc to cancel)`), the input box between two rules
+(`*   Type your message or @path/to/file`, `*` at column 0) and the footer (the project
+and model, then `Enter to steer · Ctrl+Q to queue` while a turn runs, else the mode).
+Transcript markers start at column 2, and text under a marker is indented 4, so an
+answer can never draw a marker of its own:
+
+      > the user's prompt          (continuation lines indented 4)
+      ✓ Shell …                    a tool call (`.` while it runs)
+      ◆︎ an answer
+      ✕ [API Error: …]             a failed request
+      ●︎ Request cancelled.         the user pressed Esc
+
+A scrollbar may be drawn in the last column (`│`, `█`); it is cut from every line. A
+dialog (tool approval, folder trust) replaces the input box.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +69,8 @@ class QwenScreen:
         return self.transcript[starts[-1] :] if starts else list(self.transcript)
 
     def last_marker(self) -> str | None:
+        """The latest marker of the current turn: `answer`, `error`, `cancelled`, else
+        `prompt` (a prompt with nothing after it but tool calls), None without a prompt."""
         for line in reversed(self.turn()):
             if _ANSWER.match(line):
                 return "answer"
@@ -60,8 +79,15 @@ class QwenScreen:
             if _CANCELLED.match(line):
                 return "cancelled"
             if _PROMPT.match(line):
-                return "prompt"
+                return "cancelled" if self._cancelled_before(line) else "prompt"
         return None
+
+    def _cancelled_before(self, prompt: str) -> bool:
+        """A prompt Esc cancelled before any reply may be drawn after its own
+        `Request cancelled.` line: that line right above the latest prompt."""
+        index = max(i for i, line in enumerate(self.transcript) if line == prompt)
+        above = [line for line in self.transcript[:index] if line.strip()]
+        return bool(above) and bool(_CANCELLED.match(above[-1]))
 
 
 def _lines(screen: str) -> list[str]:
