@@ -357,3 +357,24 @@ def test_a_prompt_drawn_after_its_own_cancellation_reads_idle() -> None:
     assert detect_status(cancelled) is TerminalStatus.IDLE
     waiting = resting.replace(rule, "  > hello slow\n" + rule, 1)
     assert detect_status(waiting) is TerminalStatus.PROCESSING
+
+
+def test_a_resumed_cli_replaying_its_dead_turn_is_at_rest(tmp_path: Path) -> None:
+    """`--resume` after a failed turn shows its prompt with nothing after it."""
+    ctx, log = _session(tmp_path)
+    failed = (FIXTURES / "apierror--error.txt").read_text("utf-8").split("\n")
+    replayed = "\n".join(line for line in failed if "[API Error" not in line)
+    assert replayed != "\n".join(failed)
+    provider = QwenCodeProvider()
+    assert provider.resume_launch(ctx) is not None
+    assert provider.status(replayed, ctx) is not TerminalStatus.IDLE  # starting: no SessionStart
+    log.write_text(json.dumps({"hook_event_name": "SessionStart", "source": "resume"}) + "\n")
+    assert provider.status(replayed, ctx) is TerminalStatus.IDLE
+    # Once the resumed CLI takes a prompt, the hooks hold its turn open again.
+    with log.open("a") as handle:
+        handle.write(json.dumps({"hook_event_name": "UserPromptSubmit", "prompt_id": "n"}) + "\n")
+    assert provider.status(replayed, ctx) is TerminalStatus.PROCESSING
+    # A CLI that was not resumed reads such a screen as between two steps.
+    assert QwenCodeProvider().status(replayed, _session(tmp_path / "b")[0]) is (
+        TerminalStatus.PROCESSING
+    )

@@ -19,7 +19,9 @@ Claude Code's), combined by the shared rule of `precedence.combine_signals`:
 3. `Stop` wins over a screen that shows the turn's end (an answer or an error), but not
    while the screen still shows it working: Qwen Code may draw the answer for seconds
    after `Stop` on a loaded machine, and an Enter typed then steers the finished turn;
-4. without hook records (hooks switched off) the screen decides.
+4. without hook records (hooks switched off) the screen decides. One exception: a CLI
+   resumed after its predecessor died mid-turn replays that turn's prompt with no answer;
+   until the resumed CLI takes a prompt, that prompt (nothing working) reads `idle`.
 
 Before all of these: a CLI this provider launched reads `processing` until its
 `SessionStart` hook has run (at most 30 s), as for Gemini CLI.
@@ -89,6 +91,8 @@ class QwenCodeProvider(Provider):
         self._logs: dict[str, HookLog] = {}
         # When each terminal's CLI was launched by this provider (runtime dir → monotonic).
         self._launched: dict[str, float] = {}
+        # Hook logs of CLIs started by `resume_launch`: their screen replays the dead turn.
+        self._resumed: set[str] = set()
 
     def paste_shown(self, screen: str, text: str) -> bool:
         """The text's end in the input box, or Qwen's fold `[Pasted Content N chars]`."""
@@ -124,6 +128,7 @@ class QwenCodeProvider(Provider):
         self._logs.pop(str(log_file), None)
         if session is None:
             return None
+        self._resumed.add(str(log_file))
         spec = self.launch(ctx)
         return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
 
@@ -148,9 +153,22 @@ class QwenCodeProvider(Provider):
             return TerminalStatus.PROCESSING
         parsed = parse_screen(screen)
         marker = parsed.last_marker()
+        native = _HOOK_TURNS.get(log.turn_state(), NativeTurn.UNKNOWN)
+        if (
+            native is NativeTurn.UNKNOWN
+            and str(log.path) in self._resumed
+            and seen is TerminalStatus.PROCESSING
+            and parsed.has_input
+            and not parsed.busy
+            and marker == "prompt"
+        ):
+            # `--resume` replays the dead CLI's last prompt; a failed or interrupted turn
+            # left no answer in the session file. Until the resumed CLI takes a prompt,
+            # that prompt with nothing after it and nothing working is the past.
+            return TerminalStatus.IDLE
         return combine_signals(
             seen,
-            _HOOK_TURNS.get(log.turn_state(), NativeTurn.UNKNOWN),
+            native,
             # Not while the screen still shows the turn running: Qwen Code may draw an
             # answer for a while after `Stop`, and an Enter typed then steers that turn.
             screen_shows_end=marker in ("answer", "error") and not parsed.busy,

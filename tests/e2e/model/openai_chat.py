@@ -78,7 +78,7 @@ class ModelServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     # The final answer of every turn, oldest first.
     answers: list[str] = field(default_factory=list)
-    # The `usage` of every reply to a turn request, oldest first.
+    # The `usage` of every reply sent (side requests' too: the CLI counts them), oldest first.
     usage_sent: list[dict[str, Any]] = field(default_factory=list)
     # Seconds between streamed chunks of text (0: no pause).
     stream_delay: float = 0.0
@@ -100,7 +100,7 @@ class ModelServer:
             return [body for body in self.requests if _is_turn_request(body)]
 
     def conversation_usage(self) -> dict[str, int]:
-        """What the turn replies reported, summed the way Baton reports usage."""
+        """What the replies reported, summed the way Baton reports usage."""
         with self._lock:
             sent = list(self.usage_sent)
         return {
@@ -279,7 +279,9 @@ class _Responder:
         stream = bool(body.get("stream"))
         if not _is_turn_request(body):
             text = _side_answer(body)
-            return self._reply(text, None, _usage_for(raw, text), stream)
+            usage = _usage_for(raw, text)
+            self._count(usage)
+            return self._reply(text, None, usage, stream)
         turn = latest_prompt(body.get("messages") or [])
         if turn is None:
             return self._reply("READY.", None, _usage_for(raw, "READY."), stream)
