@@ -8,9 +8,12 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["AGENT_BIN_DIR", "require_cli"]
+__all__ = ["AGENT_BIN_DIR", "AGENT_WRAPPER_DIR", "require_cli"]
 
-AGENT_BIN_DIR = Path(__file__).resolve().parents[2] / ".tools" / "agents" / "node_modules" / ".bin"
+_AGENTS = Path(__file__).resolve().parents[2] / ".tools" / "agents"
+AGENT_BIN_DIR = _AGENTS / "node_modules" / ".bin"
+# Launchers that run a CLI on its own pinned Node.js (Qwen Code needs Node.js 22).
+AGENT_WRAPPER_DIR = _AGENTS / "bin"
 
 
 def require_cli(name: str) -> Path:
@@ -20,7 +23,8 @@ def require_cli(name: str) -> Path:
         # launch, while the same tests pass run on their own (`pytest --all-tiers
         # tests/e2e/test_gemini_cli_loop.py`). Skipped there until the cause is found.
         pytest.skip("Gemini CLI e2e: run on their own, not on xdist workers (a known failure)")
-    path = AGENT_BIN_DIR / name
+    wrapped = AGENT_WRAPPER_DIR / name
+    path = wrapped if wrapped.exists() else AGENT_BIN_DIR / name
     if path.exists() and shutil.which("node"):
         return path
     message = f"{name} is not installed in {AGENT_BIN_DIR} (run scripts/install-agent-clis.sh)"

@@ -97,7 +97,9 @@ class Recorder:
         *,
         provider: str = "claude_code",
         hook_file: str = HOOK_LOG_FILE,
+        settle_seconds: float = SETTLE_SECONDS,
     ) -> None:
+        self.settle_seconds = settle_seconds
         self.server = server
         self.model = model
         self.out = out
@@ -132,7 +134,7 @@ class Recorder:
     def turn(
         self, scenario: str, terminal: dict[str, Any], pane: str, role: str, prompt: str, final: str
     ) -> Timeline:
-        """Send `prompt`, sample until the turn closed SETTLE_SECONDS ago; save the timeline."""
+        """Send `prompt`, sample until the turn closed `settle_seconds` ago; save the timeline."""
         timeline = Timeline(scenario, role, final)
         start = time.monotonic()
         state = {"phase": "before"}
@@ -170,7 +172,7 @@ class Recorder:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if timeline.t_closed is not None and (
-                time.monotonic() - start > timeline.t_closed + SETTLE_SECONDS
+                time.monotonic() - start > timeline.t_closed + self.settle_seconds
             ):
                 break
             time.sleep(0.05)

@@ -44,7 +44,11 @@ def _project(tmp_path: Path) -> SampleProject:
     return write_sample_project(tmp_path / "project")
 
 
-def _run_recorded(team: TeamServer, project: SampleProject, **kwargs: object) -> LoopResult:
+def _run_recorded(
+    team: TeamServer, project: SampleProject, *, end_slack: float = RENDER_SLACK, **kwargs: object
+) -> LoopResult:
+    """Run the loop with every terminal polled, and hold the statuses against the model's
+    turns (`end_slack`: how long after the model's last byte a CLI may still draw it)."""
     # The terminals stay up at the end (no CLEANUP_ON_EXIT), so a CLI shutting down is
     # never mistaken for one still working; the mixed-team test covers the exit keys.
     with StatusRecorder(team.server, interval=POLL_INTERVAL) as recorder:
@@ -58,7 +62,7 @@ def _run_recorded(team: TeamServer, project: SampleProject, **kwargs: object) ->
     assert not processing_after_closed_turns(
         recorder.samples,
         timeline,
-        poll_interval=POLL_INTERVAL + RENDER_SLACK,
+        poll_interval=POLL_INTERVAL + end_slack,
         next_turn_allowance=NEXT_TURN_ALLOWANCE,
     )
     return result

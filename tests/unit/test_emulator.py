@@ -149,3 +149,10 @@ def test_private_sgr_queries_are_ignored_and_colours_still_apply() -> None:
     emulator = rendered(b"\x1b[>4;?m\x1b[>4;2mstart \x1b[1mbold\x1b[0m")
     assert emulator.visible() == "start bold"
     assert emulator.buffer[0][6].bold
+
+
+def test_zero_width_characters_join_the_cell_before_them_as_tmux_draws_them() -> None:
+    # Qwen Code draws `●︎` and `◆︎` (a variation selector after the dot) and a zero-width
+    # space after its input; tmux keeps each with the character before it, and draws on.
+    emulator = rendered("  ●\ufe0e Request cancelled.\r\nzw a\u200bb end".encode())
+    assert emulator.visible() == "  ●\ufe0e Request cancelled.\nzw a\u200bb end"

@@ -12,6 +12,7 @@ from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
 from baton.providers.gemini_cli import GeminiCliProvider
 from baton.providers.paste import input_box, letters, tail_shown
+from baton.providers.qwen_code import QwenCodeProvider
 from baton.providers.scripted import ScriptedProvider
 from baton.scripted_agent.program import summarize
 
@@ -115,3 +116,21 @@ def test_gemini_cli_reads_its_paste_as_text_or_as_its_fold() -> None:
     # The same words in the history above the input box do not count.
     history = f" > {short}\n\n✦ Done.\n\n" + empty
     assert not gemini.paste_shown(history, short)
+
+
+QWEN_BOX = (
+    "─" * 60 + "\n{box}\n" + "─" * 60 + "\n  ➜ project · qwen3-coder-plus\n"
+    "  YOLO mode (shift + tab to cycle)\n"
+)
+
+
+def test_qwen_code_reads_its_paste_as_text_or_as_its_fold() -> None:
+    qwen = QwenCodeProvider()
+    empty = QWEN_BOX.format(box="*   Type your message or @path/to/file")
+    short = "Fix the clamp bound. END-OF-PROMPT"
+    assert not qwen.paste_shown(empty, short)
+    assert qwen.paste_shown(QWEN_BOX.format(box=f"* {short} \u200b"), short)
+    folded = QWEN_BOX.format(box="* [Pasted Content 7300 chars] \u200b")
+    assert qwen.paste_shown(folded, LONG)
+    history = f"  > {short}\n\n  ◆\ufe0e Done.\n\n" + empty
+    assert not qwen.paste_shown(history, short)

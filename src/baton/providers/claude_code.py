@@ -58,10 +58,8 @@ from baton.private import private_dir, write_private
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.claude_hooks import (
     HOOK_EVENTS,
-    INTERRUPT_EVENT,
     HookLog,
     TurnState,
-    append_event,
     last_assistant_text,
     last_session_id,
     transcript_usage,
@@ -75,6 +73,7 @@ from baton.providers.claude_screen import (
 )
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
+from baton.providers.turn_hooks import interrupt_open_turn
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -287,10 +286,7 @@ class ClaudeCodeProvider(Provider):
 
     def interrupted(self, ctx: TerminalContext) -> None:
         """Record the end Claude Code never reports for an interrupted open turn."""
-        if self._log(ctx).turn_state() is TurnState.OPEN:
-            append_event(
-                ctx.runtime_dir / HOOK_LOG_FILE, json.dumps({"hook_event_name": INTERRUPT_EVENT})
-            )
+        interrupt_open_turn(self._log(ctx))
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Prompts the `UserPromptSubmit` hook saw; open until `Stop` or `StopFailure`."""

@@ -3,8 +3,9 @@
 Claude Code runs hook commands on its own lifecycle events and hands each one the event
 as JSON on stdin. The provider registers `python -m baton.providers.claude_hooks FILE`
 for `UserPromptSubmit`, `Stop`, `StopFailure` and `Notification`; the command appends the
-event as one JSON line to FILE in the terminal's runtime directory. `HookLog` reads that
-file incrementally and answers one question: is the latest turn open, finished or failed?
+event as one JSON line to FILE in the terminal's runtime directory. `HookLog` (in
+`turn_hooks`, shared with Qwen Code, whose hooks are the same) reads that file
+incrementally and answers one question: is the latest turn open, finished or failed?
 Claude Code reports no end for a turn the user interrupts, so `baton serve` records one
 itself (`INTERRUPT_EVENT`) when it presses the interrupt key on an open turn.
 
@@ -15,16 +16,17 @@ read as a decision) and always exits 0.
 from __future__ import annotations
 
 import json
-import re
 import sys
-import time
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from baton.private import append_json_line
-from baton.providers.jsonl_tail import read_new_events
+from baton.providers.turn_hooks import (
+    INTERRUPT_EVENT,
+    HookLog,
+    TurnState,
+    append_event,
+    last_session_id,
+)
 from baton.usage import Usage
 
 __all__ = [
@@ -40,30 +42,6 @@ __all__ = [
 ]
 
 HOOK_EVENTS: tuple[str, ...] = ("UserPromptSubmit", "Stop", "StopFailure", "Notification")
-# Written by baton serve, not by Claude Code: the open turn was interrupted (Esc).
-INTERRUPT_EVENT = "BatonInterrupt"
-
-
-class TurnState(StrEnum):
-    """The latest turn as the hooks tell it."""
-
-    UNKNOWN = "unknown"  # no prompt recorded yet
-    OPEN = "open"  # UserPromptSubmit with no Stop after it
-    FINISHED = "finished"  # Stop after the latest UserPromptSubmit
-    FAILED = "failed"  # StopFailure (an API error ended the turn)
-    INTERRUPTED = "interrupted"  # interrupted: the hooks no longer say; the screen does
-
-
-def append_event(path: Path, raw: str) -> None:
-    """Append one event (stdin text) to `path` as a single JSON line, in one write."""
-    try:
-        event = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        event = {"raw": raw}
-    if not isinstance(event, dict):
-        event = {"raw": event}
-    event["baton_time"] = time.time()
-    append_json_line(path, event)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,84 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:
         return 0
     return 0
-
-
-@dataclass
-class HookLog:
-    """Incremental reader of the hook event file: only new complete lines are parsed."""
-
-    path: Path
-    _offset: int = 0
-    _last_prompt: dict[str, Any] | None = field(default=None, repr=False)
-    _last_close: dict[str, Any] | None = field(default=None, repr=False)
-    _last_notification: dict[str, Any] | None = field(default=None, repr=False)
-    _sequence: int = 0
-    _prompts: int = 0
-
-    def refresh(self) -> None:
-        self._offset, events = read_new_events(self.path, self._offset)
-        for event in events:
-            self._add(event)
-
-    def _add(self, event: dict[str, Any]) -> None:
-        self._sequence += 1
-        event["_sequence"] = self._sequence
-        name = event.get("hook_event_name")
-        if name == "UserPromptSubmit":
-            self._last_prompt = event
-            self._prompts += 1
-        elif name in ("Stop", "StopFailure", INTERRUPT_EVENT):
-            self._last_close = event
-        elif name == "Notification":
-            self._last_notification = event
-
-    def turn_state(self) -> TurnState:
-        self.refresh()
-        if self._last_prompt is None:
-            return TurnState.UNKNOWN
-        close = self._last_close
-        if close is None or close["_sequence"] < self._last_prompt["_sequence"]:
-            return TurnState.OPEN
-        name = close.get("hook_event_name")
-        if name == INTERRUPT_EVENT:
-            return TurnState.INTERRUPTED
-        return TurnState.FAILED if name == "StopFailure" else TurnState.FINISHED
-
-    def prompts(self) -> int:
-        """How many prompts the CLI submitted (`UserPromptSubmit` events) so far."""
-        self.refresh()
-        return self._prompts
-
-    def last_close(self) -> dict[str, Any] | None:
-        """The latest Stop or StopFailure event, if it ends the latest turn."""
-        if self.turn_state() in (TurnState.FINISHED, TurnState.FAILED):
-            return self._last_close
-        return None
-
-    def transcript_path(self) -> Path | None:
-        """The session transcript (JSONL) the CLI named in its latest event."""
-        self.refresh()
-        for event in (self._last_close, self._last_prompt):
-            if event and isinstance(event.get("transcript_path"), str):
-                return Path(event["transcript_path"])
-        return None
-
-
-def last_session_id(path: Path) -> str | None:
-    """The `session_id` of the latest hook event in `path` (Claude's conversation id)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for raw in reversed(lines):
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        session = event.get("session_id") if isinstance(event, dict) else None
-        if isinstance(session, str) and re.fullmatch(r"[0-9A-Za-z-]{8,64}", session):
-            return session
-    return None
 
 
 def last_assistant_text(transcript: Path) -> str:

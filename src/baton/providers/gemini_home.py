@@ -16,21 +16,25 @@ no directory under `/tmp` is. So each terminal gets `<runtime>/gemini-home/.gemi
   text followed by the role profile: Gemini CLI puts it in the system instruction, under
   its own system prompt, which stays as it is.
 
-The user's files are only ever read.
+The user's files are only ever read; the shared parts are in `cli_home`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import shlex
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from baton.private import private_dir, write_private
-from baton.providers import hook_recorder
+from baton.providers.cli_home import (
+    add_hooks,
+    apply_overrides,
+    hook_command,
+    link_entries,
+    read_json,
+)
 from baton.providers.gemini_hooks import HOOK_EVENTS
 
 __all__ = ["HOOK_NAME", "build_home", "user_gemini_dir"]
@@ -57,14 +61,6 @@ def user_gemini_dir(env: Mapping[str, str], own_home: Path | None = None) -> Pat
     return Path(home) / ".gemini"
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _memory_file_name(settings: Mapping[str, Any]) -> str:
     names = (settings.get("context") or {}).get("fileName")
     if isinstance(names, str) and names:
@@ -74,33 +70,10 @@ def _memory_file_name(settings: Mapping[str, Any]) -> str:
     return "GEMINI.md"
 
 
-def _is_ours(group: Any) -> bool:
-    """A hook group Baton added (found again in settings read back from its own home)."""
-    if not isinstance(group, dict):
-        return False
-    inner = group.get("hooks")
-    return isinstance(inner, list) and any(
-        isinstance(hook, dict) and hook.get("name") == HOOK_NAME for hook in inner
-    )
-
-
 def merged_settings(user: Mapping[str, Any], hook_log: Path) -> dict[str, Any]:
     """The user's settings with Baton's hooks appended and the network extras off."""
     settings: dict[str, Any] = json.loads(json.dumps(user))
-    recorder = Path(hook_recorder.__file__).resolve()
-    command = shlex.join([sys.executable, "-I", "-S", str(recorder), str(hook_log)])
-    entry = {"hooks": [{"type": "command", "name": HOOK_NAME, "command": command}]}
-    hooks = settings.get("hooks")
-    if not isinstance(hooks, dict):
-        hooks = settings["hooks"] = {}
-    for event in HOOK_EVENTS:
-        existing = hooks.get(event)
-        kept = [
-            group
-            for group in (existing if isinstance(existing, list) else [])
-            if not _is_ours(group)
-        ]
-        hooks[event] = [*kept, entry]
+    add_hooks(settings, HOOK_EVENTS, hook_command(hook_log), HOOK_NAME)
     hooks_config = settings.get("hooksConfig")
     if not isinstance(hooks_config, dict):
         hooks_config = settings["hooksConfig"] = {}
@@ -108,9 +81,7 @@ def merged_settings(user: Mapping[str, Any], hook_log: Path) -> dict[str, Any]:
     disabled = hooks_config.get("disabled")
     if isinstance(disabled, list):
         hooks_config["disabled"] = [name for name in disabled if name != HOOK_NAME]
-    for section, values in _OFF.items():
-        current = settings.get(section)
-        settings[section] = {**(current if isinstance(current, dict) else {}), **values}
+    apply_overrides(settings, _OFF)
     return settings
 
 
@@ -121,17 +92,9 @@ def build_home(
     home = runtime_dir / "gemini-home"
     dot = private_dir(private_dir(home) / ".gemini")
     user = user_gemini_dir(env, own_home=home)
-    user_settings = _read_json(user / _SETTINGS)
+    user_settings = read_json(user / _SETTINGS)
     memory_name = _memory_file_name(user_settings)
-    own = {*_OWN, memory_name}
-    for stale in dot.iterdir():
-        if stale.is_symlink():
-            stale.unlink()
-    if user.is_dir() and user.resolve() != dot.resolve():
-        for entry in user.iterdir():
-            if entry.name not in own:
-                with contextlib.suppress(OSError):
-                    (dot / entry.name).symlink_to(entry)
+    link_entries(user, dot, keep={*_OWN, memory_name})
     settings = merged_settings(user_settings, hook_log)
     write_private(dot / _SETTINGS, json.dumps(settings, indent=2) + "\n")
     parts = []

@@ -225,7 +225,9 @@ class PaneEmulator(pyte.Screen):
                 line[cursor.x] = cell
                 if width == 2 and cursor.x + 1 < columns:
                     line[cursor.x + 1] = attrs._replace(data="")
-            elif width == 0 and unicodedata.combining(char):
+            elif width == 0:
+                # Any zero-width character joins the cell before it, as tmux draws it:
+                # accents, variation selectors (Qwen Code's `●︎`), zero-width spaces.
                 if cursor.x:
                     last = line[cursor.x - 1]
                     line[cursor.x - 1] = last._replace(
