@@ -1,4 +1,5 @@
-"""A new team: the session first, then the other four terminals asked for at once."""
+"""A new team: the session first, then the other four terminals asked for at once,
+in the background, while the session's own agent can already work."""
 
 from __future__ import annotations
 
@@ -68,13 +69,15 @@ def _create(tmp_path: Path, api: TogetherApi) -> tuple[RunState, list[dict[str, 
     settings = Settings(wd=tmp_path, prompt=PROMPT)
     state = RunState(wd=str(tmp_path), prompt=PROMPT)
     saved: list[dict[str, str]] = []
-    init_new_run(
+    team = init_new_run(
         api,  # type: ignore[arg-type]
         settings,
         state,
         RunLog(io.StringIO()),
         lambda: saved.append(dict(state.terminals)),
     )
+    team.wait()
+    assert not team.pending
     return state, saved
 
 
@@ -103,8 +106,44 @@ def test_a_refused_create_is_raised_once_the_others_are_recorded(tmp_path: Path)
     refused = settings.profile_for(ROLES[4].terminal_key)
     api = TogetherApi(4, refused=refused)
     state = RunState(wd=str(tmp_path), prompt=PROMPT)
+    team = init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
     with pytest.raises(BadRequestError):
-        init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
+        team.wait()
+    with pytest.raises(BadRequestError):  # every later wait says it too
+        team.wait()
     recorded = {tid for tid in state.terminals.values() if tid}
     assert recorded == {item["id"] for item in api.made}
     assert len(recorded) == 4
+
+
+class HeldApi(TogetherApi):
+    """Terminal creates wait until the test lets them go."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.release = threading.Event()
+
+    def create_terminal(self, session: str, profile: str, **params: Any) -> dict[str, Any]:
+        assert self.release.wait(30)
+        return super().create_terminal(session, profile, **params)
+
+
+def test_init_returns_with_the_session_terminal_while_the_others_are_made(
+    tmp_path: Path,
+) -> None:
+    api = HeldApi()
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    state = RunState(wd=str(tmp_path), prompt=PROMPT)
+    team = init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
+    try:
+        # The analyst's terminal is there to take its prompt; nobody else's yet.
+        first, *others = ROLES
+        assert state.terminals[first.terminal_key]
+        assert not any(state.terminals[role.terminal_key] for role in others)
+        assert team.pending
+        team.wait(timeout=0.05)
+        assert team.pending  # still held
+    finally:
+        api.release.set()
+    team.wait()
+    assert all(state.terminals[role.terminal_key] for role in ROLES)

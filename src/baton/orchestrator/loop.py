@@ -13,6 +13,8 @@ itself, completes or repairs the team (`repair_team`) and goes on.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,11 +50,14 @@ from baton.orchestrator.state import (
     save_state,
 )
 from baton.orchestrator.stop_lines import stopped_line, unsaved_note
-from baton.orchestrator.team import cleanup_terminals, init_new_run, repair_team
+from baton.orchestrator.team import TeamStart, cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
 from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
 from baton.status import TerminalStatus
+
+# How long an ending run waits for its team's last creates, so it records them.
+TEAM_SETTLE_SECONDS = 15.0
 
 __all__ = ["Orchestrator", "run_orchestrator"]
 
@@ -108,6 +113,7 @@ class Orchestrator:
         # The run record, once the archive is known; the notifier listens from the start.
         self.events = RunEvents(None, listeners=[self.notifier])
         self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
+        self.team: TeamStart | None = None  # a new team's last terminals, being created
         api.outage.report = self._outage
         self.driver_lock = DriverLock(self.state_path)
 
@@ -180,7 +186,7 @@ class Orchestrator:
             repair_team(self.api, self.settings, state, self.log, restarter, self._save)
         else:
             self.log.info(f"starting a new run in {self.settings.wd} (API {self.settings.api})")
-            init_new_run(self.api, self.settings, state, self.log, self._save)
+            self.team = init_new_run(self.api, self.settings, state, self.log, self._save)
         self.events.emit(
             EventKind.RUN_RESUME if prepared.resumed else EventKind.RUN_START,
             api=self.settings.api,
@@ -218,8 +224,15 @@ class Orchestrator:
         return result
 
     def _save(self) -> None:
-        """Save the state now, signals held (used while the team is created or repaired)."""
+        """Save the state now, signals held (used while the team is created or repaired).
+
+        From the thread creating the team's last terminals it is a plain save: signals
+        reach the main thread only, and the state's own lock orders the two writers.
+        """
         assert self.state is not None
+        if threading.current_thread() is not threading.main_thread():
+            save_state(self.state, self.state_path)
+            return
         with self.signals.critical():
             save_state(self.state, self.state_path)
 
@@ -271,6 +284,7 @@ class Orchestrator:
                 restarter=restarter,
                 meter=meter,
                 budget=Budget(self.settings.max_tokens, self.settings.max_cost_usd),
+                team=self.team,
             ),
         )
 
@@ -301,6 +315,17 @@ class Orchestrator:
         self.events.emit(EventKind.STATUS, **fields, status=status, previous=previous)
         if status == TerminalStatus.WAITING_USER_ANSWER:
             self.events.emit(EventKind.WAITING, **fields, hint=waiting_hint(role, self.state_path))
+
+    def _settle_team(self) -> None:
+        """A run ending while its last terminals are created records them before its save."""
+        if self.team is None or not self.team.pending:
+            return
+        with contextlib.suppress(BatonError):  # the run's own ending says what went wrong
+            self.team.wait(TEAM_SETTLE_SECONDS)
+        if self.team.pending:
+            self.log.warning(
+                "the team's last terminals were still being created; a resume adopts them"
+            )
 
     def _open_watcher(self) -> ChangeWatcher | None:
         """HANDOFF_WATCH=1: watch the response directory and the server's status events."""
@@ -399,6 +424,7 @@ class Orchestrator:
             self.watcher = None
         if self.state is None:
             return  # stopped before anything was created: nothing to save or clean up
+        self._settle_team()
         unsaved: StateFileError | None = None
         try:
             save_state(self.state, self.state_path)

@@ -15,6 +15,7 @@ from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.state import RunState
+from baton.orchestrator.team import TeamStart
 from baton.orchestrator.usage import TokenMeter
 
 __all__ = ["RunContext", "TurnAids"]
@@ -38,3 +39,4 @@ class TurnAids:
     restarter: AgentRestarter | None = None  # None: a dead agent ends the run
     meter: TokenMeter | None = None  # None: no tokens are counted
     budget: Budget | None = None  # None: no MAX_TOKENS / MAX_COST_USD
+    team: TeamStart | None = None  # a new team still creating its last terminals

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -119,6 +120,9 @@ class RunState:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown fields, kept on save
     # Unknown keys inside `terminals` / `outputs` (a newer writer's), kept on save too.
     nested_extra: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Held while the state is written: the team's last terminals are recorded by another
+    # thread while the first agent works, and the later of two saves must land last.
+    save_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Callers may pass the plain strings of the file ("tester"); keep the enums whole.
@@ -311,9 +315,10 @@ def remove_stale_temp_files(path: Path) -> list[Path]:
 
 def save_state(state: RunState, path: Path) -> None:
     """Stamp `updated_at` and write the state file atomically; StateFileError if impossible."""
-    state.updated_at = _now_iso()
     try:
-        write_json_atomic(path, state.to_json())
+        with state.save_lock:
+            state.updated_at = _now_iso()
+            write_json_atomic(path, state.to_json())
     except OSError as error:
         raise StateFileError(f"cannot write the state file {path}: {error.strerror}") from None
 

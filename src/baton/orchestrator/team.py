@@ -1,12 +1,15 @@
 """The five agent terminals: create them, check them on resume, and let them go.
 
-One session is created with the analyst's profile; the other four roles get terminals in
-that session, created together (each CLI's start-up overlaps the others'). Every call
-goes through `ApiClient`, so the same code drives `baton serve` and `cao-server`.
+One session is created with the analyst's profile; the analyst can take its first prompt
+at once, while the other four roles get terminals in that session in the background,
+created together (each CLI's start-up overlaps the others', and none delays the first
+prompt). A turn of any other role waits for them (`TeamStart.wait`). Every call goes
+through `ApiClient`, so the same code drives `baton serve` and `cao-server`.
 """
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 from collections.abc import Callable, Sequence
@@ -23,7 +26,7 @@ from baton.roles import ROLE_BY_TERMINAL, ROLES
 from baton.status import TerminalStatus
 from baton.wire import TerminalJSON
 
-__all__ = ["cleanup_terminals", "init_new_run", "new_session_name", "repair_team"]
+__all__ = ["TeamStart", "cleanup_terminals", "init_new_run", "new_session_name", "repair_team"]
 
 # CAO's prefix, so `cao info` and `cao session status` know the session; the state file
 # records the name before the session exists, and a server adds no prefix to it.
@@ -43,14 +46,15 @@ def init_new_run(
     state: RunState,
     log: RunLog,
     save: Callable[[], None],
-) -> None:
-    """Create the session (analyst profile) and the four other terminals into `state`.
+) -> TeamStart:
+    """Create the session (analyst profile) into `state`; the four others are started.
 
     The state is saved before the session is asked for and after every terminal, so a run
     killed at any point of the team's creation is resumed (and the team completed by
     `repair_team`, which adopts what was made but not recorded) instead of leaving
     terminals no state file knows about. The session comes first; the other four are
-    asked for at once, each recorded as its create returns.
+    asked for at once, in the background, each recorded as its create returns: the
+    returned `TeamStart`. `save` must be safe to call from its thread.
     """
     if not state.session_name:
         state.session_name = new_session_name()
@@ -59,7 +63,53 @@ def init_new_run(
     _create_member(api, settings, state, first.terminal_key, log)
     save()
     crash_point("terminal_created")
-    _create_together(api, settings, state, log, save, [role.terminal_key for role in others])
+    team = TeamStart(api, settings, state, log, save, [role.terminal_key for role in others])
+    return team.start()
+
+
+class TeamStart:
+    """The session's other terminals, created in a thread while the first agent works.
+
+    `wait()` returns once every one is recorded (and saved), or raises the first error
+    their creation met, so the run stops with it at its next turn instead of typing into
+    a team that is not there.
+    """
+
+    def __init__(
+        self,
+        api: ApiClient,
+        settings: Settings,
+        state: RunState,
+        log: RunLog,
+        save: Callable[[], None],
+        terminal_keys: Sequence[str],
+    ) -> None:
+        self._create = functools.partial(
+            _create_together, api, settings, state, log, save, terminal_keys
+        )
+        self._error: Exception | None = None
+        self._thread = threading.Thread(target=self._run, name="baton-team-start", daemon=True)
+
+    def start(self) -> TeamStart:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self._create()
+        except Exception as error:  # handed to the thread that waits for the team
+            self._error = error
+
+    @property
+    def pending(self) -> bool:
+        """Some terminal is still being created."""
+        return self._thread.is_alive()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Until the team is whole (or `timeout` passes); raises what creating it raised."""
+        self._thread.join(timeout)
+        if self._error is not None:
+            raise self._error
 
 
 def _create_together(

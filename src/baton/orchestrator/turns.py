@@ -96,6 +96,7 @@ class TurnRunner:
         self.restarter = aids.restarter  # None: a dead agent ends the run
         self.meter = aids.meter
         self.budget = aids.budget or Budget()
+        self.team = aids.team
         self.stall = stall  # None: a stalled turn ends the run
         self._stalls = 0  # stalls of the current turn (interrupt the first, restart after)
 
@@ -103,6 +104,8 @@ class TurnRunner:
         """Send the role its prompt (unless a resumed run already did) and wait for the answer."""
         role = ROLE_BY_TERMINAL[terminal_key]
         self._stalls = 0
+        if self.team is not None and not self.state.terminals.get(terminal_key):
+            self.team.wait()  # the analyst went first; this role's terminal is on its way
         response = self._pending_answer(terminal_key, where)
         if response is None:
             self._check_budget()

@@ -173,6 +173,8 @@ class FakeCao:
         # taken off the list), as when a server dies right after acting.
         self.lose_answers: list[str] = []
         self.can_restart = False  # True: POST /terminals/{id}/restart, as `baton serve` has
+        # Set: terminal creates after the session's wait until it is set (slow CLIs).
+        self.terminal_creates_wait: threading.Event | None = None
         self.restarted: list[str] = []  # terminal ids restarted in place
         self.deleted: list[str] = []  # terminal ids deleted
         self.terminals: dict[str, FakeTerminal] = {}
@@ -399,6 +401,8 @@ class FakeCao:
             detail = f"cannot start {query['agent_profile']}: tmux failed"
             return self.refuse_status, {"detail": detail}
         if method == "POST" and len(segments) == 3 and segments[::2] == ["sessions", "terminals"]:
+            if self.terminal_creates_wait is not None:
+                self.terminal_creates_wait.wait(60)
             if segments[1] not in self.sessions:
                 return 404, {"detail": f"session {segments[1]} not found"}
             terminal = self.add_terminal(

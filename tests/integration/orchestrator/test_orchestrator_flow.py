@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 from tests.integration.orchestrator.conftest import Project
 from tests.integration.orchestrator.fake_cao import Turn, answer_plan
@@ -239,3 +240,24 @@ def test_hostile_tester_evidence_reaches_the_analyst_as_visible_text(project: Pr
     prompt = round_two[0]
     assert "␛[201~␕/exit" in prompt and "␀" in prompt and "␛[31mred␛[0m" in prompt
     assert not any(char in prompt for char in "\x1b\x15\x00\r")
+
+
+def test_the_analyst_works_while_its_teammates_start(project: Project) -> None:
+    cao = project.cao
+    cao.terminal_creates_wait = threading.Event()
+    terminals_at_first_prompt: list[int] = []
+
+    def analyst(turn: Turn) -> list:
+        if not terminals_at_first_prompt:  # then let the other four creates finish
+            terminals_at_first_prompt.append(len(cao.terminals))
+            assert cao.terminal_creates_wait is not None
+            cao.terminal_creates_wait.set()
+        return answer_plan(turn)
+
+    cao.behaviour["analyst"] = analyst
+    run = project.run()
+    assert run.returncode == 0, run.stderr
+    # The analyst had its prompt while the four other terminals were still being made.
+    assert terminals_at_first_prompt == [1]
+    assert [role for role, _ in cao.inputs()] == ROUND
+    assert all(project.state()["terminals"].values())
