@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,26 @@ def test_launch_without_a_users_gemini_directory(tmp_path: Path) -> None:
     assert "hooks" in json.loads((home / "settings.json").read_text())
     # Launching again (a restart) rebuilds it cleanly.
     GeminiCliProvider().launch(ctx)
+
+
+@pytest.mark.parametrize(
+    ("env", "interactive_switch"),
+    [
+        ({}, None),
+        ({"CI": "true"}, "true"),
+        ({"GITHUB_ACTIONS": "true"}, "true"),
+        # Gemini CLI 0.61 reads only the exact word "true" as a CI job.
+        ({"CI": "1", "GITHUB_ACTIONS": "false"}, None),
+    ],
+)
+def test_launch_in_a_ci_job_keeps_the_cli_interactive(
+    tmp_path: Path, env: dict[str, str], interactive_switch: str | None
+) -> None:
+    """With CI=true or GITHUB_ACTIONS=true the CLI would run headless and exit at launch."""
+    ctx = _context(tmp_path)
+    spec = GeminiCliProvider().launch(replace(ctx, env={**ctx.env, **env}))
+    assert spec.env.get("GEMINI_CLI_INTEGRATION_TEST") == interactive_switch
+    assert spec.argv == ["gemini", "--approval-mode", "yolo", "--skip-trust"]
 
 
 def _session(tmp_path: Path) -> tuple[TerminalContext, Path]:

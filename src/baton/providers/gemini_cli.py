@@ -5,7 +5,10 @@ terminal's own home (`gemini_home`: the user's `~/.gemini` through symlinks, the
 settings plus Baton's hooks, the user's global memory plus the role profile). YOLO mode
 approves every tool call, so no dialog parks the loop; `--skip-trust` trusts the working
 directory for this session only. The model, the API endpoint (`GOOGLE_GEMINI_BASE_URL`),
-the key and the login are the user's.
+the key and the login are the user's. Where the environment says `CI=true` or
+`GITHUB_ACTIONS=true`, the CLI would run headless even on the pane's terminal and exit
+at once; `GEMINI_CLI_INTEGRATION_TEST=true`, the CLI's own way past that check, keeps it
+interactive there (docs/gemini-cli.md).
 
 Status: the screen (`gemini_screen`) and the hooks (`gemini_hooks`), combined by the
 shared rule of `precedence.combine_signals`:
@@ -66,6 +69,12 @@ _NATIVE_WAIT_SECONDS = 1.0
 # How long a launched CLI reads as starting while its SessionStart hook has not run (an
 # admin may have switched hooks off: after this the screen decides alone).
 _STARTUP_SECONDS = 30.0
+# Gemini CLI 0.61 runs headless when one of these is exactly "true", even with a terminal
+# on stdin and stdout: it wants a prompt on stdin, prints "No input provided via stdin"
+# and exits with code 42 at launch. GEMINI_CLI_INTEGRATION_TEST=true skips that check (the
+# terminal checks stay); it is set only then, as it also touches folder trust and sandboxes.
+_CI_VARIABLES = ("CI", "GITHUB_ACTIONS")
+_INTERACTIVE_IN_CI = "GEMINI_CLI_INTEGRATION_TEST"
 
 
 class GeminiCliProvider(Provider):
@@ -103,8 +112,11 @@ class GeminiCliProvider(Provider):
             ctx.runtime_dir, ctx.env, ctx.profile.instructions, ctx.runtime_dir / HOOK_LOG_FILE
         )
         argv = ["gemini", "--approval-mode", "yolo", "--skip-trust"]
+        env = {"GEMINI_CLI_HOME": str(home)}
+        if any(ctx.env.get(name) == "true" for name in _CI_VARIABLES):
+            env[_INTERACTIVE_IN_CI] = "true"
         self._launched[str(ctx.runtime_dir)] = time.monotonic()
-        return LaunchSpec(argv=argv, env={"GEMINI_CLI_HOME": str(home)})
+        return LaunchSpec(argv=argv, env=env)
 
     def resume_launch(self, ctx: TerminalContext) -> LaunchSpec | None:
         """`gemini <same options> --resume <session id>`, the id the hooks recorded.
