@@ -8,16 +8,16 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from tests.support.run_env import RUN_VARIABLES
 from tests.support.server import ServerProcess, kill_marked_processes
+from tests.support.waiting import wait_until
 
 from baton.demo.sample_batch import BatchSample, write_batch_sample
 from baton.orchestrator.driver_lock import current_driver
@@ -77,13 +77,8 @@ def _archive_counts(worktree: Path) -> tuple[Counter[str], Counter[str]]:
     return prompts, answers
 
 
-def _wait_for(condition: object, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting; ledger: {condition}")
+def _wait_for(condition: Callable[[], object], timeout: float = 120.0) -> None:
+    wait_until(condition, timeout, interval=0.2, message="the batch never reached that state")
 
 
 def _user_checkout_untouched(sample: BatchSample, base: str) -> None:

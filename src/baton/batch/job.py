@@ -10,7 +10,6 @@ ended is reported, not redone. `baton run` is a subprocess, so every rule of it 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import functools
 import json
@@ -19,13 +18,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
+from baton.batch.launch import LoopLauncher, LoopProcess, SubprocessLauncher
 from baton.batch.worktrees import ensure_worktree
 from baton.errors import BatonError, StateFileError
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
@@ -49,7 +49,6 @@ __all__ = [
 _PROGRESS_SECONDS = 1.0
 _STOP_GRACE_SECONDS = 60.0
 _DRIVER_WAIT_SECONDS = 30.0
-_PR_SET_PDEATHSIG = 1
 _PROMPT_NAME = "batch-prompt.md"
 _CONFIG_NAME = "batch-config.json"
 LOG_NAME = "batch-run.log"
@@ -155,12 +154,15 @@ def run_feature_job(
     on_progress: Callable[[Progress], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_outcome: Callable[[FeatureOutcome], None] | None = None,
+    *,
+    launcher: LoopLauncher | None = None,
 ) -> FeatureOutcome:
     """Run (or resume) one feature's `baton run` to its end; never raises for the loop's sake.
 
     The outcome is known when the loop has exited; `on_outcome` hears it then, before the
     loop's session is closed (a server's `DELETE /sessions` takes a while), so a scheduler
-    can start the next feature meanwhile. `job_seconds` ends there too.
+    can start the next feature meanwhile. `job_seconds` ends there too. `launcher` starts
+    the `baton run` (default: a new program, `SubprocessLauncher`).
     """
     started = time.monotonic()
     if job.remote is not None:
@@ -168,7 +170,7 @@ def run_feature_job(
 
         outcome, close = run_on_host(job, on_progress, should_stop)
     else:
-        outcome, closing = run_local(job, on_progress, should_stop)
+        outcome, closing = run_local(job, on_progress, should_stop, launcher=launcher)
         close = functools.partial(close_session, job) if closing else None
     outcome = dataclasses.replace(outcome, job_seconds=time.monotonic() - started)
     if on_outcome is not None:
@@ -185,6 +187,7 @@ def run_local(
     *,
     on_tick: Callable[[], None] | None = None,
     poll_seconds: float = _PROGRESS_SECONDS,
+    launcher: LoopLauncher | None = None,
 ) -> tuple[FeatureOutcome, bool]:
     """The outcome, and whether the loop's session is to be closed now.
 
@@ -201,7 +204,8 @@ def run_local(
     except (BatonError, OSError) as error:
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
     stop = should_stop or (lambda: False)
-    outcome = _drive(job, command, env, (on_progress, on_tick), stop, poll_seconds)
+    process = (launcher or SubprocessLauncher()).launch
+    outcome = _drive(job, (command, env, process), (on_progress, on_tick), stop, poll_seconds)
     return outcome, not job.keep_agents and outcome.status != "stopped"
 
 
@@ -260,35 +264,23 @@ def close_session_of(state_file: Path, api: str | None, token: str | None) -> No
         httpx.delete(url, headers=headers, timeout=30, verify=tls_verify_for(url))
 
 
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when the thread that started it dies (a killed batch)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+Launch = Callable[[Sequence[str], Mapping[str, str], str, BinaryIO], LoopProcess]
 
 
 def _drive(
     job: FeatureJob,
-    command: list[str],
-    env: dict[str, str],
+    start: tuple[list[str], dict[str, str], Launch],
     hooks: tuple[Callable[[Progress], None] | None, Callable[[], None] | None],
     should_stop: Callable[[], bool],
     poll_seconds: float,
 ) -> FeatureOutcome:
+    command, env, launch = start
     on_progress, on_tick = hooks
     stopped = False
     started = time.monotonic()
     reported = started
     with job.log_file.open("ab") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=job.worktree,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
-            start_new_session=True,  # a Ctrl-C reaches the batch, which stops it in order
-        )
+        process = launch(command, env, job.worktree, log)
         while True:
             try:
                 code = process.wait(timeout=poll_seconds)
@@ -309,7 +301,7 @@ def _drive(
     return dataclasses.replace(outcome, loop_seconds=time.monotonic() - started)
 
 
-def _wait_or_kill(process: subprocess.Popen[bytes]) -> None:
+def _wait_or_kill(process: LoopProcess) -> None:
     try:
         process.wait(timeout=_STOP_GRACE_SECONDS)
     except subprocess.TimeoutExpired:

@@ -1,4 +1,8 @@
-"""LocalBackend: each job in a thread of this process, driving its own `baton run`."""
+"""LocalBackend: each job in a thread of this process, driving its own `baton run`.
+
+The `baton run`s are forked from one fork server the backend starts with its first job
+(`baton.batch.forkserver`): each loop starts without importing Baton again.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import threading
 from collections.abc import Callable
 
 from baton.batch.backends.base import JobHandle, LocalBackendConfig
+from baton.batch.forkserver import ForkServer
 from baton.batch.job import FeatureJob, FeatureOutcome, Progress, read_progress, run_feature_job
+from baton.batch.launch import LoopLauncher
 
 __all__ = ["LocalBackend", "LocalHandle"]
 
@@ -34,6 +40,7 @@ class LocalHandle:
         self,
         on_progress: Callable[[Progress], None] | None,
         on_done: Callable[[], None] | None,
+        launcher: LoopLauncher,
     ) -> None:
         def report(outcome: FeatureOutcome) -> None:
             # Done as soon as the loop's outcome is known; the thread goes on closing its
@@ -43,7 +50,9 @@ class LocalHandle:
                 on_done()
 
         try:
-            run_feature_job(self.job, on_progress, self.stop_requested.is_set, report)
+            run_feature_job(
+                self.job, on_progress, self.stop_requested.is_set, report, launcher=launcher
+            )
         except Exception as error:  # a bug in a job must not take the batch down
             if self._outcome is None:
                 report(
@@ -62,6 +71,7 @@ class LocalBackend:
     def __init__(self, config: LocalBackendConfig | None = None) -> None:
         self.config = config or LocalBackendConfig()
         self._handles: list[LocalHandle] = []
+        self._forks: ForkServer | None = None  # started with the first job
 
     def submit(
         self,
@@ -70,9 +80,11 @@ class LocalBackend:
         on_done: Callable[[], None] | None = None,
     ) -> LocalHandle:
         handle = LocalHandle(job)
+        if self._forks is None:
+            self._forks = ForkServer().start()
         handle.thread = threading.Thread(
             target=handle._run,
-            args=(on_progress, on_done),
+            args=(on_progress, on_done, self._forks),
             name=f"batch-{job.name}",
             daemon=True,
         )
@@ -95,3 +107,6 @@ class LocalBackend:
             if handle.thread is not None:
                 handle.thread.join()
         self._handles.clear()
+        if self._forks is not None:
+            self._forks.close()
+            self._forks = None

@@ -1,0 +1,113 @@
+"""The batch's fork server: each `baton run` forked from a process that imported Baton.
+
+Real processes: the server, and each loop it forks, run `python -m baton` for real.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from baton.batch.forkserver import ForkedLoop, ForkServer
+from baton.batch.launch import SubprocessLauncher
+
+BATON = [sys.executable, "-m", "baton"]
+PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"
+
+
+@pytest.fixture
+def forks() -> Iterator[ForkServer]:
+    with ForkServer() as server:
+        yield server
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
+    return {**{k: os.environ[k] for k in keep if k in os.environ}, **extra}
+
+
+@pytest.fixture
+def silent_api() -> Iterator[str]:
+    """An API that takes connections and never answers: a `baton run` waits on it."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_a_forked_loop_is_baton_in_its_own_directory_environment_and_log(
+    forks: ForkServer, tmp_path: Path
+) -> None:
+    log_path = tmp_path / "run.log"
+    with log_path.open("ab") as log:
+        made = forks.launch([*BATON, "new", "feature.md"], _clean_env(), str(tmp_path), log)
+        assert isinstance(made, ForkedLoop)  # forked, not a new program
+        assert made.wait(timeout=60) == 0
+        assert (tmp_path / "feature.md").is_file()  # written in its own directory
+        again = forks.launch([*BATON, "new", "feature.md"], _clean_env(), str(tmp_path), log)
+        assert again.wait(timeout=60) == 1  # `baton new` never overwrites: its exit code
+        # Exactly its environment: WD names a directory that does not exist.
+        env = _clean_env(WD=str(tmp_path / "nowhere"), PROMPT="x")
+        third = forks.launch([*BATON, "run"], env, str(tmp_path), log)
+        assert third.wait(timeout=60) == 1
+    shown = log_path.read_text()
+    assert "feature.md" in shown
+    assert "nowhere" in shown and "not a directory" in shown
+
+
+def test_a_forked_loop_has_its_own_session_name_and_stops_on_sigterm(
+    forks: ForkServer, tmp_path: Path, silent_api: str
+) -> None:
+    # A run whose server never answers waits for it: stop that wait as the batch would.
+    env = _clean_env(API=silent_api, PROMPT=PROMPT)
+    with (tmp_path / "run.log").open("ab") as log:
+        loop = forks.launch([*BATON, "run"], env, str(tmp_path), log)
+        with pytest.raises(subprocess.TimeoutExpired):
+            loop.wait(timeout=1)
+        assert os.getsid(loop.pid) == loop.pid  # a session of its own: Ctrl-C is the batch's
+        assert Path(f"/proc/{loop.pid}/comm").read_text().strip() == "baton run"
+        loop.send_signal(signal.SIGTERM)
+        assert loop.wait(timeout=60) == 128 + signal.SIGTERM  # it stopped as baton run does
+    loop.send_signal(signal.SIGTERM)  # after its end: nothing to signal, no error
+
+
+def test_closing_the_server_stops_the_loops_it_started(tmp_path: Path, silent_api: str) -> None:
+    env = _clean_env(API=silent_api, PROMPT=PROMPT)
+    server = ForkServer().start()
+    with (tmp_path / "run.log").open("ab") as log:
+        loop = server.launch([*BATON, "run"], env, str(tmp_path), log)
+        with pytest.raises(subprocess.TimeoutExpired):
+            loop.wait(timeout=1)
+        server.close()  # the batch is gone: its loops get SIGTERM, as its subprocesses would
+        assert loop.wait(timeout=60) in (128 + signal.SIGTERM, -signal.SIGTERM)
+    assert _gone(loop.pid)
+
+
+def _gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie its new parent has not reaped yet."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def test_a_command_that_is_not_baton_or_a_server_that_is_gone_starts_a_program(
+    tmp_path: Path,
+) -> None:
+    server = ForkServer().start()
+    server.close()
+    with (tmp_path / "run.log").open("ab") as log:
+        made = server.launch([*BATON, "new", "a.md"], _clean_env(), str(tmp_path), log)
+        assert isinstance(made, subprocess.Popen)
+        assert made.wait(timeout=60) == 0
+        other = SubprocessLauncher().launch(["true"], _clean_env(), str(tmp_path), log)
+        assert other.wait(timeout=60) == 0
+    assert (tmp_path / "a.md").is_file()
