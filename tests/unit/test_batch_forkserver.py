@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.waiting import wait_until
 
 from baton.batch.forkserver import ForkedLoop, ForkServer
 from baton.batch.launch import SubprocessLauncher
+from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
 
 BATON = [sys.executable, "-m", "baton"]
 PROMPT = "*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"
@@ -63,14 +65,19 @@ def test_a_forked_loop_is_baton_in_its_own_directory_environment_and_log(
 
 
 def test_a_forked_loop_has_its_own_session_name_and_stops_on_sigterm(
-    forks: ForkServer, tmp_path: Path, silent_api: str
+    tmp_path: Path, silent_api: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    leaked = tmp_path / "leaked-state.json"
+    monkeypatch.setenv("STATE_FILE", str(leaked))  # the server's own environment, not the loop's
     # A run whose server never answers waits for it: stop that wait as the batch would.
     env = _clean_env(API=silent_api, PROMPT=PROMPT)
-    with (tmp_path / "run.log").open("ab") as log:
+    with ForkServer() as forks, (tmp_path / "run.log").open("ab") as log:
         loop = forks.launch([*BATON, "run"], env, str(tmp_path), log)
         with pytest.raises(subprocess.TimeoutExpired):
             loop.wait(timeout=1)
+        # It drives the state file of its own environment (the default, under its WD).
+        wait_until(lambda: (tmp_path / ".tmp" / f"{DEFAULT_STATE_FILE_NAME}.lock").exists())
+        assert not leaked.with_name(f"{leaked.name}.lock").exists()
         assert os.getsid(loop.pid) == loop.pid  # a session of its own: Ctrl-C is the batch's
         assert Path(f"/proc/{loop.pid}/comm").read_text().strip() == "baton run"
         loop.send_signal(signal.SIGTERM)
