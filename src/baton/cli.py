@@ -358,6 +358,20 @@ def _add_batch_group() -> None:
     cli.add_command(worker)
 
 
+@cli.command("fork-server", hidden=True)
+@click.argument("descriptor", type=int)
+def fork_server(descriptor: int) -> None:
+    """A batch's fork server (internal): each loop a fork of this command line, imported."""
+    # Everything `baton run` imports, once, here: what each forked loop no longer does.
+    import baton.hints
+    import baton.orchestrator.loop
+    import baton.orchestrator.request
+    import baton.private  # noqa: F401
+    from baton.batch.forkserver import serve
+
+    serve(descriptor, main)
+
+
 _add_batch_group()
 
 

@@ -1,8 +1,8 @@
 """A fork server for a batch's `baton run`s: Baton imported once, each loop a fork of it.
 
 A `baton run` spent most of its CPU in a batch importing Baton, httpx, pydantic and click
-before it sent anything. `ForkServer` starts one process (`python -m
-baton.batch.forkserver FD`) that imports them and then waits on a socket; each launch
+before it sent anything. `ForkServer` starts one process (`python -m baton fork-server
+FD`, a hidden command) that has imported them and waits on a socket; each launch
 sends it the loop's command line, environment and directory with two descriptors (the
 loop's log, and a socket of its own), and the server forks. The child is what `python -m
 baton run` would be: a session of its own, the log as its stdout and stderr, exactly the
@@ -31,9 +31,6 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
 from typing import Any, BinaryIO
 
 from baton.batch.launch import (
@@ -152,7 +149,7 @@ class ForkServer:
     def start(self) -> ForkServer:
         mine, theirs = _seqpacket_pair()
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "baton.batch.forkserver", str(theirs.fileno())],
+            [sys.executable, "-m", "baton", "fork-server", str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,
             start_new_session=True,
@@ -235,23 +232,7 @@ def _on_main_thread() -> bool:
 # -- the server's side ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """What `python -m baton` runs, imported once by the server before any fork."""
-
-    module: ModuleType  # baton.__main__
-    main: Callable[[], None]  # baton.cli.main
-
-    @classmethod
-    def load(cls) -> _Entry:
-        import baton.__main__ as module
-        import baton.orchestrator.loop  # noqa: F401 - every loop's code, imported here once
-        from baton.cli import main
-
-        return cls(module, main)
-
-
-def _become_the_loop(request: dict[str, Any], log_fd: int, entry: _Entry) -> None:
+def _become_the_loop(request: dict[str, Any], log_fd: int) -> None:
     """In the forked child: what `python -m baton ARGS` with this env and cwd starts as."""
     os.setsid()
     die_with_parent()
@@ -267,16 +248,15 @@ def _become_the_loop(request: dict[str, Any], log_fd: int, entry: _Entry) -> Non
     os.environ.clear()
     os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
     random.seed()  # not the sequence every sibling inherited
-    # `-m baton` as the interpreter sets it: argv[0] the package's __main__, and that
-    # module as __main__ (click names the program from it).
-    sys.modules["__main__"] = entry.module
-    sys.argv = [str(Path(entry.module.__file__ or "")), *(str(a) for a in request["args"])]
+    # The server runs as `python -m baton`: argv[0] and __main__ are already what that
+    # sets, so only the arguments change.
+    sys.argv = [sys.argv[0], *(str(a) for a in request["args"])]
 
 
-def _run_the_loop(entry: _Entry) -> int:
-    """`baton.cli.main` to its end, as the interpreter would exit from it."""
+def _run_the_loop(run_cli: Callable[[], None]) -> int:
+    """The command line's entry point to its end, as the interpreter would exit from it."""
     try:
-        entry.main()
+        run_cli()
     except SystemExit as ended:
         if ended.code is None or isinstance(ended.code, int):
             return int(ended.code or 0)
@@ -288,15 +268,15 @@ def _run_the_loop(entry: _Entry) -> int:
     return 0
 
 
-def _fork(request: dict[str, Any], log_fd: int, entry: _Entry) -> int:
+def _fork(request: dict[str, Any], log_fd: int, run_cli: Callable[[], None]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            _become_the_loop(request, log_fd, entry)
-            code = _run_the_loop(entry)
+            _become_the_loop(request, log_fd)
+            code = _run_the_loop(run_cli)
         finally:
             with contextlib.suppress(BaseException):
                 sys.stdout.flush()
@@ -305,8 +285,15 @@ def _fork(request: dict[str, Any], log_fd: int, entry: _Entry) -> int:
     return pid
 
 
-def serve(control: socket.socket, entry: _Entry) -> None:
-    """Say ready (Baton is imported), then fork a loop per request until the socket closes."""
+def serve(descriptor: int, run_cli: Callable[[], None]) -> None:
+    """Fork `run_cli` (the command line, imported with all it needs) per request.
+
+    The server is `python -m baton fork-server FD`: by the time this runs, Baton and its
+    libraries are imported. It says ready, then forks a loop per request until its
+    control socket (FD) closes.
+    """
+    control = socket.socket(fileno=descriptor)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch stops its loops in order
     control.send(_READY)
     children: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, its channel)
     with selectors.DefaultSelector() as selector:
@@ -319,7 +306,7 @@ def serve(control: socket.socket, entry: _Entry) -> None:
                         return  # the batch is gone: exit, and the children get SIGTERM
                     channel, log_fd = socket.socket(fileno=fds[0]), fds[1]
                     try:
-                        pid = _fork(json.loads(data), log_fd, entry)
+                        pid = _fork(json.loads(data), log_fd, run_cli)
                     finally:
                         os.close(log_fd)
                     pidfd = os.pidfd_open(pid)
@@ -336,14 +323,3 @@ def serve(control: socket.socket, entry: _Entry) -> None:
                     with contextlib.suppress(OSError):
                         channel.send(f"exit {os.waitstatus_to_exitcode(status)}".encode())
                     channel.close()
-
-
-def main(argv: Sequence[str]) -> int:
-    control = socket.socket(fileno=int(argv[0]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch stops its loops in order
-    serve(control, _Entry.load())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
