@@ -157,7 +157,11 @@ class TerminalCreator:
             # The list a CAO client sent wins over the profile's own, as in CAO.
             allowed = tuple(allowed_tools) if allowed_tools else profile.allowed_tools
             ctx = tool_policy.apply_to_context(ctx, allowed, provider_name)
-            spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx)
+            try:
+                spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx, allowed)
+            except BadRequestError:
+                shutil.rmtree(runtime_dir, ignore_errors=True)  # an MCP command not found
+                raise
             spec = tool_policy.apply_to_launch(spec, allowed, provider_name)
             env = {
                 **self.environment,

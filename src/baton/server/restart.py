@@ -37,7 +37,8 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
         kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
         ctx = tool_policy.apply_to_context(ctx, record.allowed_tools, record.provider)
         resumed_spec = provider.resume_launch(ctx)
-        spec = with_mcp_servers(record.provider, resumed_spec or provider.launch(ctx), ctx)
+        launch = resumed_spec or provider.launch(ctx)
+        spec = with_mcp_servers(record.provider, launch, ctx, record.allowed_tools)
         spec = tool_policy.apply_to_launch(spec, record.allowed_tools, record.provider)
         env = {
             **service.environment,
