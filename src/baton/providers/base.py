@@ -138,6 +138,14 @@ class Provider(ABC):
         """Keys that answer a first-run dialog shown on `screen`; empty when there is none."""
         return ()
 
+    def starting(self, ctx: TerminalContext) -> bool:
+        """Whether the CLI is still starting what it runs beside itself (its MCP servers)
+        though its screen may already rest; a new terminal is handed out once it is done.
+
+        The default says no: the resting screen is the end of the startup.
+        """
+        return False
+
     @abstractmethod
     def detect_status(self, screen: str) -> TerminalStatus:
         """Decide the status from the visible screen, as `tmux capture-pane -p` prints it."""

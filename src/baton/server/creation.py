@@ -277,7 +277,8 @@ class TerminalCreator:
                 return terminal_id
 
     def settle(self, record: TerminalRecord) -> None:
-        """Answer first-run dialogs until the provider reports a resting status (bounded)."""
+        """Answer first-run dialogs until the provider reports a resting status and no
+        startup left (its MCP servers up), bounded by the startup timeout."""
         provider, ctx = self.runtime.provider(record)
         deadline = time.monotonic() + self.timings.startup_timeout
         while time.monotonic() < deadline:
@@ -295,7 +296,7 @@ class TerminalCreator:
                     if self.reader.screen(record) != screen:
                         break
                 continue
-            if provider.status(screen, ctx).is_at_rest:
+            if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
                 return
             time.sleep(_POLL_SECONDS * 2)
 
