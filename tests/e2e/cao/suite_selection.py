@@ -55,12 +55,6 @@ DESELECTED: tuple[tuple[str, str], ...] = (
         "CAO_EPHEMERAL_E2E=1 after a manual sign-in probe",
     ),
     (
-        "test/e2e/test_supervisor_orchestration.py::TestCodexSupervisorOrchestration::*",
-        "the supervisor's Codex 0.169 puts no MCP tool in its model requests here (CAO's MCP "
-        "server is offered to it, tested by Baton's test_cao_mcp_offered), so it cannot call "
-        "handoff or assign and each test sits out its 300 s bound",
-    ),
-    (
         "test/e2e/test_headless_ci.py::*",
         "runs examples/headless-ci/run.sh, which launches with cao launch's default "
         "provider (Kiro CLI; the test cannot choose Codex) and needs the ci_developer "
