@@ -31,7 +31,8 @@ class AgentProfile:
 
     CAO's profiles may also carry `allowedTools` (the only tools the agent may use),
     `mcpServers` (MCP servers to give it) and `skills` (which skills its catalog names);
-    None where the profile says nothing.
+    None where the profile says nothing. `skill_catalog` is CAO's skill catalog the
+    server appended to `instructions` ("" when it appended none).
     """
 
     name: str
@@ -41,6 +42,7 @@ class AgentProfile:
     allowed_tools: tuple[str, ...] | None = None
     mcp_servers: Mapping[str, Mapping[str, Any]] | None = field(default=None, repr=False)
     skills: tuple[str, ...] | None = None
+    skill_catalog: str = ""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
+from baton.server.skills import pane_preface
 from baton.server.tmux import TmuxServer
 
 __all__ = [
@@ -188,6 +189,7 @@ class TerminalCreator:
                 env=env,
                 pane_log=runtime_dir / "pane.log",
                 gate_file=runtime_dir / ".launch-gate",
+                preface=pane_preface(ctx.profile),
             )
             record = TerminalRecord(
                 id=terminal_id,
@@ -218,7 +220,12 @@ class TerminalCreator:
         return record
 
     def reopen(
-        self, record: TerminalRecord, *, argv: Sequence[str], env: Mapping[str, str]
+        self,
+        record: TerminalRecord,
+        *,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        preface: str = "",
     ) -> TerminalRecord:
         """Start the terminal's CLI in a new window of its own (its session made again if
         tmux lost it): the way back for a terminal whose pane died with its tmux server.
@@ -239,6 +246,7 @@ class TerminalCreator:
                 env=env,
                 pane_log=runtime_dir / "pane.log",
                 gate_file=runtime_dir / ".launch-gate",
+                preface=preface,
             )
             self.registry.set_pane(record.id, window.window_id, window.pane_id)
         return replace(record, window_id=window.window_id, pane_id=window.pane_id)
