@@ -72,14 +72,8 @@ CI_SUBSET: tuple[str, ...] = (
     "test/e2e/test_supervisor_orchestration.py",
 )
 
-_E2E = "test/e2e/"
-
 # CAO tests that do not pass yet because of a known gap in `baton serve`, each with the gap.
 # The gate requires exactly these to be the ones not passing: a test here that passes
 # (or one not here that fails) fails the gate, so the list shrinks as the gaps close.
-AWAITING_SERVER: dict[str, str] = {
-    f"{_E2E}test_skills.py::TestCodexSkills::test_skill_catalog_injected": (
-        "the test looks for the 'Available Skills' heading in the pane's scrollback; baton "
-        "serve gives the catalog to Codex in its instructions, which Codex does not draw"
-    ),
-}
+# None at present.
+AWAITING_SERVER: dict[str, str] = {}
