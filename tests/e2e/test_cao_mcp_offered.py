@@ -1,20 +1,25 @@
 """A CAO profile's `mcpServers` reach the agent: real Codex and Claude Code under
 `baton serve` start CAO's `cao-mcp-server` with the terminal's id, its own token (never
-the master one) and the server's address, so CAO's supervisor pattern can call back."""
+the master one) and the server's address, so CAO's supervisor pattern can call back; a
+Codex supervisor's model is offered CAO's tools from its first prompt and its calls go
+through; a server whose command is not installed is refused in one line."""
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
+import shutil
 import time
 from pathlib import Path
 
 import pytest
 from tests.e2e.cao.clients import CAO_BIN_DIR, require_cao
-from tests.e2e.clis import require_cli
+from tests.e2e.clis import AGENT_BIN_DIR, require_cli
 from tests.e2e.model.anthropic_messages import anthropic_model_server, claude_environment
 from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import codex_environment, openai_model_server
-from tests.support.server import running_baton_server
+from tests.support.server import running_baton_server, wait_for_status
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -135,3 +140,92 @@ def test_claude_code_agent_gets_cao_mcp_server_with_its_own_token(tmp_path: Path
             assert mcp_env["CAO_AUTH_LOCAL_TOKEN"].startswith(f"btt.{terminal}.")
             assert MASTER not in mcp_env.values()
             assert mcp_env["CAO_API_PORT"] == str(server.port)
+
+
+SUPERVISOR = (
+    "---\nname: supervisor\ndescription: coordinates\n"
+    "allowedTools: ['@cao-mcp-server', fs_read, fs_list]\n"
+    "mcpServers:\n  cao-mcp-server:\n    type: stdio\n    command: cao-mcp-server\n"
+    "---\nYou coordinate workers with CAO's tools.\n"
+)
+
+
+def _offered(body: dict) -> set[str]:
+    """The function names a Responses request offers, namespaces flattened."""
+    names = set()
+    for tool in body.get("tools") or []:
+        inner = tool.get("tools") if tool.get("type") == "namespace" else [tool]
+        names |= {f"{tool.get('name')}/{item.get('name')}" for item in inner or []}
+    return names
+
+
+def test_codex_supervisor_hands_off_with_cao_tools_from_its_first_prompt(tmp_path: Path) -> None:
+    """Read-only sandbox, `--ask-for-approval never`, a bare `cao-mcp-server` on PATH, the
+    prompt typed the moment the terminal exists: the model is offered CAO's tools and its
+    handoff runs (Codex would refuse an MCP call that needs approval)."""
+    require_cli("codex")
+    require_cao()
+    store = tmp_path / "cao-data" / "agent-store"
+    store.mkdir(parents=True)
+    (store / "supervisor.md").write_text(SUPERVISOR, encoding="utf-8")
+    (store / "worker.md").write_text("---\nname: worker\n---\nDo the task.\n", encoding="utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    with openai_model_server(Brain()) as model:
+        codex_env = codex_environment(tmp_path, model)
+        env = {
+            **codex_env,
+            "PATH": os.pathsep.join([str(CAO_BIN_DIR), codex_env["PATH"]]),
+            "BATON_TOKEN": MASTER,
+            "CAO_HOME_DIR": str(tmp_path / "cao-data"),
+        }
+        with running_baton_server(tmp_path, env=env) as server, server.client() as client:
+            created = client.post(
+                "/sessions",
+                params={
+                    "agent_profile": "supervisor",
+                    "provider": "codex",
+                    "working_directory": str(project),
+                },
+            )
+            assert created.status_code == 201, created.text
+            supervisor = created.json()
+            task = (
+                "Use the handoff tool to delegate this task to the worker agent: "
+                "Write a Python function called 'greet'."
+            )
+            sent = client.post(f"/terminals/{supervisor['id']}/input", params={"message": task})
+            assert sent.status_code == 200, sent.text
+            assert (
+                wait_for_status(client, supervisor["id"], {"completed"}, timeout=180) == "completed"
+            )
+            first = next(b for b in model.requests if task in json.dumps(b.get("input")))
+            assert {"mcp__cao_mcp_server/handoff", "mcp__cao_mcp_server/assign"} <= _offered(first)
+            answer = client.get(f"/terminals/{supervisor['id']}/output", params={"mode": "last"})
+            # The worker's answer, as the handoff returned it to the supervisor's model.
+            assert "received from worker:\n```python\ndef greet(value):" in answer.json()["output"]
+            # The handoff's worker ran in the supervisor's session and was deleted after.
+            left = client.get(f"/sessions/{supervisor['session_name']}/terminals").json()
+            assert [t["id"] for t in left] == [supervisor["id"]]
+
+
+def test_an_mcp_server_command_that_is_not_installed_is_refused(tmp_path: Path) -> None:
+    path = os.pathsep.join([str(AGENT_BIN_DIR), "/usr/bin", "/bin"])
+    if shutil.which("cao-mcp-server", path=path):
+        pytest.skip("cao-mcp-server is installed system-wide here")
+    store = tmp_path / "cao-data" / "agent-store"
+    store.mkdir(parents=True)
+    (store / "supervisor.md").write_text(SUPERVISOR, encoding="utf-8")
+    env = {"PATH": path, "CAO_HOME_DIR": str(tmp_path / "cao-data")}
+    with running_baton_server(tmp_path, env=env) as server, server.client() as client:
+        refused = client.post(
+            "/sessions",
+            params={"agent_profile": "supervisor", "provider": "codex", "working_directory": "/"},
+        )
+        assert refused.status_code == 400
+        assert refused.json()["detail"] == (
+            "profile 'supervisor': MCP server 'cao-mcp-server' runs 'cao-mcp-server', "
+            "which is not on the PATH of baton serve"
+        )
+        assert client.get("/sessions").json() == []
+        assert not list((server.state_dir / "terminals").glob("*"))

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 from tests.e2e.cao.suite_selection import CI_SUBSET, DESELECTED
 from tests.e2e.model.brain import Brain
-from tests.e2e.model.cao_tasks import cao_step
+from tests.e2e.model.cao_tasks import cao_pause, cao_step
 from tests.e2e.model.openai_responses import ModelServer, _find_tool, _Responder
 from tests.e2e.model.step import Step
 
@@ -63,8 +63,17 @@ def test_a_supervisor_hands_off_then_presents_what_came_back() -> None:
         "message": "Create a simple report template with sections for Summary, Analysis, "
         "and Conclusions.",
     }
-    final = cao_step(task, 1, "## Summary ## Analysis ## Conclusions", "")
-    assert final is not None and final.is_final and "## Conclusions" in (final.message or "")
+    # What Codex hands back from CAO's tool: its timing, then the tool's JSON result.
+    result = json.dumps({"success": True, "output": "## Summary\n## Conclusions\n"})
+    final = cao_step(task, 1, f"Wall time: 4.4 seconds\nOutput:\n{result}", "")
+    assert final is not None and final.is_final
+    assert (
+        final.message
+        == "Report template received from report_generator:\n## Summary\n## Conclusions"
+    )
+    # The worker the handoff starts thinks for a while; the supervisor itself does not.
+    assert cao_pause(task) == 0.0
+    assert cao_pause(call.arguments["message"]) > 5.0
 
 
 def test_a_supervisor_assigns_an_analyst_then_hands_off_the_template() -> None:
@@ -78,8 +87,16 @@ def test_a_supervisor_assigns_an_analyst_then_hands_off_the_template() -> None:
     assert assign.arguments is not None and assign.arguments["agent_profile"] == "data_analyst"
     handoff = cao_step(task, 1, "assigned", "")
     assert handoff is not None and handoff.tool == "handoff"
-    final = cao_step(task, 2, "## Summary", "")
-    assert final is not None and "mean 3.0" in (final.message or "")
+    turn_end = cao_step(task, 2, "## Summary", "")
+    assert turn_end is not None and turn_end.is_final
+    assert "mean" not in (turn_end.message or "")  # the results are the analyst's to send
+    # The analyst's send_message reaches the supervisor's inbox as its next prompt.
+    results = "Dataset A analysis: mean 3.0, median 3.0, standard deviation 1.41."
+    arrived = f"{results}\n\n[Message from terminal 1a2b3c4d. Use send_message MCP tool.]"
+    report = cao_step(arrived, 0, "", "")
+    assert report is not None and report.is_final
+    assert "Final report" in (report.message or "") and results in (report.message or "")
+    assert cao_step(results, 0, "", "") is None  # not from a worker: no report
 
 
 def test_an_assigned_analyst_reports_back_with_send_message_only_when_asked() -> None:

@@ -308,6 +308,23 @@ def test_status_combines_osc_with_the_screen(tmp_path: Path) -> None:
     assert provider.status(just_sent, ctx) is PROCESSING  # stale done after a new prompt
 
 
+def test_given_mcp_servers_codex_is_starting_until_it_has_started_them(tmp_path: Path) -> None:
+    servers = {"cao-mcp-server": {"command": "cao-mcp-server"}}
+    profile = AgentProfile("sup", "", "Coordinate.\n", mcp_servers=servers)
+    ctx = TerminalContext("abcd1234", tmp_path, profile, tmp_path / "runtime", env={})
+    ctx.runtime_dir.mkdir()
+    log = ctx.runtime_dir / "pane.log"
+    provider = CodexProvider()
+    assert provider.starting(ctx)  # nothing drawn yet
+    log.write_bytes(_osc("idle"))
+    assert provider.starting(ctx)  # the resting screen comes before the servers start
+    with log.open("ab") as handle:
+        handle.write(_osc("working"))
+    assert not provider.starting(ctx)  # starting them: the status says processing
+    plain = _ctx(tmp_path / "plain")
+    assert not provider.starting(plain)
+
+
 def test_notify_program_records_payloads_and_skips_title_thread(tmp_path: Path) -> None:
     runtime = tmp_path / "runtime"
     ours = {"type": "agent-turn-complete", "thread-id": "t1", "last-assistant-message": "A"}

@@ -31,7 +31,8 @@ class AgentProfile:
 
     CAO's profiles may also carry `allowedTools` (the only tools the agent may use),
     `mcpServers` (MCP servers to give it) and `skills` (which skills its catalog names);
-    None where the profile says nothing.
+    None where the profile says nothing. `skill_catalog` is CAO's skill catalog the
+    server appended to `instructions` ("" when it appended none).
     """
 
     name: str
@@ -41,6 +42,7 @@ class AgentProfile:
     allowed_tools: tuple[str, ...] | None = None
     mcp_servers: Mapping[str, Mapping[str, Any]] | None = field(default=None, repr=False)
     skills: tuple[str, ...] | None = None
+    skill_catalog: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,14 @@ class Provider(ABC):
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         """Keys that answer a first-run dialog shown on `screen`; empty when there is none."""
         return ()
+
+    def starting(self, ctx: TerminalContext) -> bool:
+        """Whether the CLI is still starting what it runs beside itself (its MCP servers)
+        though its screen may already rest; a new terminal is handed out once it is done.
+
+        The default says no: the resting screen is the end of the startup.
+        """
+        return False
 
     @abstractmethod
     def detect_status(self, screen: str) -> TerminalStatus:

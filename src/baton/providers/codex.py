@@ -200,6 +200,15 @@ class CodexProvider(Provider):
             return ("Down", "Enter")
         return ()
 
+    def starting(self, ctx: TerminalContext) -> bool:
+        """Given MCP servers, Codex draws its resting screen first and only then starts
+        them (OSC 7501 `working`, then `idle`); a turn it begins before they answer is
+        sent to the model without their tools. Starting until that `working` was seen."""
+        if not ctx.profile.mcp_servers:
+            return False
+        turns = self._pane_states.turns(ctx.runtime_dir / "pane.log")
+        return turns is None or turns[0] == 0
+
     # -- status -----------------------------------------------------------------------------
 
     def detect_status(self, screen: str) -> TerminalStatus:

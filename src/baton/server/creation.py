@@ -31,6 +31,7 @@ from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
+from baton.server.skills import pane_preface
 from baton.server.tmux import TmuxServer
 
 __all__ = [
@@ -157,7 +158,11 @@ class TerminalCreator:
             # The list a CAO client sent wins over the profile's own, as in CAO.
             allowed = tuple(allowed_tools) if allowed_tools else profile.allowed_tools
             ctx = tool_policy.apply_to_context(ctx, allowed, provider_name)
-            spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx)
+            try:
+                spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx, allowed)
+            except BadRequestError:
+                shutil.rmtree(runtime_dir, ignore_errors=True)  # an MCP command not found
+                raise
             spec = tool_policy.apply_to_launch(spec, allowed, provider_name)
             env = {
                 **self.environment,
@@ -184,6 +189,7 @@ class TerminalCreator:
                 env=env,
                 pane_log=runtime_dir / "pane.log",
                 gate_file=runtime_dir / ".launch-gate",
+                preface=pane_preface(ctx.profile),
             )
             record = TerminalRecord(
                 id=terminal_id,
@@ -214,7 +220,12 @@ class TerminalCreator:
         return record
 
     def reopen(
-        self, record: TerminalRecord, *, argv: Sequence[str], env: Mapping[str, str]
+        self,
+        record: TerminalRecord,
+        *,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        preface: str = "",
     ) -> TerminalRecord:
         """Start the terminal's CLI in a new window of its own (its session made again if
         tmux lost it): the way back for a terminal whose pane died with its tmux server.
@@ -235,6 +246,7 @@ class TerminalCreator:
                 env=env,
                 pane_log=runtime_dir / "pane.log",
                 gate_file=runtime_dir / ".launch-gate",
+                preface=preface,
             )
             self.registry.set_pane(record.id, window.window_id, window.pane_id)
         return replace(record, window_id=window.window_id, pane_id=window.pane_id)
@@ -273,7 +285,8 @@ class TerminalCreator:
                 return terminal_id
 
     def settle(self, record: TerminalRecord) -> None:
-        """Answer first-run dialogs until the provider reports a resting status (bounded)."""
+        """Answer first-run dialogs until the provider reports a resting status and no
+        startup left (its MCP servers up), bounded by the startup timeout."""
         provider, ctx = self.runtime.provider(record)
         deadline = time.monotonic() + self.timings.startup_timeout
         while time.monotonic() < deadline:
@@ -291,7 +304,7 @@ class TerminalCreator:
                     if self.reader.screen(record) != screen:
                         break
                 continue
-            if provider.status(screen, ctx).is_at_rest:
+            if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
                 return
             time.sleep(_POLL_SECONDS * 2)
 

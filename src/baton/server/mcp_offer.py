@@ -7,12 +7,20 @@ CAO_AUTH_LOCAL_TOKEN — the terminal's own token, never the master one. Those c
 the pane's environment, never from the command line (where `ps` would show them):
 Codex is told which variables to pass on (`env_vars`), Claude Code passes its own
 environment to the servers it starts. Other CLIs get no MCP servers from Baton.
+
+A server's command must be found on the pane's PATH (or be an absolute path): the CLI
+would otherwise start without the server's tools and say so only in its own warnings,
+so the terminal is refused instead. Codex runs with `--ask-for-approval never`, under
+which it refuses every MCP call that would need approval; the servers the agent's tool
+list grants (`@<server>`, `*`, or no list) have their tools approved in advance.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
+import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,33 +30,64 @@ from baton.errors import BadRequestError
 from baton.private import write_private
 from baton.providers.base import LaunchSpec, TerminalContext
 
-__all__ = ["MCP_CONFIG_FILE", "PASSED_VARIABLES", "with_mcp_servers"]
+__all__ = ["MCP_CONFIG_FILE", "PASSED_VARIABLES", "granted", "with_mcp_servers"]
 
 MCP_CONFIG_FILE = "mcp-servers.json"
 # What an MCP server started by an agent inherits from the pane, for CAO's to call back.
 PASSED_VARIABLES = ("CAO_TERMINAL_ID", "CAO_AUTH_LOCAL_TOKEN", "CAO_API_HOST", "CAO_API_PORT")
+_CONFIGURED = frozenset({"codex", "claude_code"})
 _BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+# handoff and assign wait for another agent's whole turn: Codex's 60 s is too short.
+_TOOL_TIMEOUT_SECONDS = 600.0
+# A Python server (CAO's imports FastMCP) can take longer than Codex's 10 s to answer
+# its first request on a busy machine; Codex then drops it for the whole session.
+_STARTUP_TIMEOUT_SECONDS = 60.0
 
 
-def with_mcp_servers(provider: str, spec: LaunchSpec, ctx: TerminalContext) -> LaunchSpec:
+def with_mcp_servers(
+    provider: str,
+    spec: LaunchSpec,
+    ctx: TerminalContext,
+    allowed: Sequence[str] | None = None,
+) -> LaunchSpec:
     """`spec` with the profile's MCP servers configured for `provider`'s CLI (unchanged
-    when the profile asks for none or the CLI is one Baton cannot configure)."""
+    when the profile asks for none or the CLI is one Baton cannot configure).
+
+    `allowed` is the agent's CAO tool list: the servers it grants are approved in
+    advance for Codex. BadRequestError when a server's command cannot be found.
+    """
     servers = ctx.profile.mcp_servers
-    if not servers or not spec.argv:
+    if not servers or not spec.argv or provider not in _CONFIGURED:
         return spec
+    _require_commands(ctx.profile.name, servers, ctx.env.get("PATH", os.defpath))
     if provider == "codex":
-        extra = _codex_overrides(servers)
-    elif provider == "claude_code":
+        extra = _codex_overrides(servers, allowed)
+    else:
         config = ctx.runtime_dir / MCP_CONFIG_FILE
         write_private(config, json.dumps({"mcpServers": _claude_servers(servers)}, indent=2))
         extra = ["--mcp-config", str(config)]
-    else:
-        return spec
     # Right after the program: options before any subcommand (`codex … resume <id>`).
     return replace(spec, argv=[spec.argv[0], *extra, *spec.argv[1:]])
 
 
-def _codex_overrides(servers: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def granted(server: str, allowed: Sequence[str] | None) -> bool:
+    """Whether a CAO tool list lets the agent use `server`'s tools (no list: everything)."""
+    return allowed is None or "*" in allowed or f"@{server}" in allowed
+
+
+def _require_commands(profile: str, servers: Mapping[str, Mapping[str, Any]], path: str) -> None:
+    for name, spec in servers.items():
+        command = str(spec["command"])
+        if shutil.which(command, path=path) is None:
+            raise BadRequestError(
+                f"profile {profile!r}: MCP server {name!r} runs {command!r}, "
+                "which is not on the PATH of baton serve"
+            )
+
+
+def _codex_overrides(
+    servers: Mapping[str, Mapping[str, Any]], allowed: Sequence[str] | None
+) -> list[str]:
     """`-c mcp_servers.<name>.<field>=<TOML>` per server, as CAO's own Codex launch does."""
     overrides: list[str] = []
     for name, spec in servers.items():
@@ -62,8 +101,12 @@ def _codex_overrides(servers: Mapping[str, Mapping[str, Any]]) -> list[str]:
             fields["env"] = {str(key): str(value) for key, value in spec["env"].items()}
         inherited = [str(v) for v in spec.get("env_vars") or ()]
         fields["env_vars"] = [*inherited, *(v for v in PASSED_VARIABLES if v not in inherited)]
-        # handoff and assign wait for another agent's whole turn: Codex's 60 s is too short.
-        fields["tool_timeout_sec"] = float(spec.get("tool_timeout_sec") or 600.0)
+        fields["tool_timeout_sec"] = float(spec.get("tool_timeout_sec") or _TOOL_TIMEOUT_SECONDS)
+        fields["startup_timeout_sec"] = float(
+            spec.get("startup_timeout_sec") or _STARTUP_TIMEOUT_SECONDS
+        )
+        if granted(name, allowed):
+            fields["default_tools_approval_mode"] = "approve"
         if "cao-mcp-server" in (name, spec["command"]):
             # Keep CAO's tools in the first tool list, not behind Codex's tool search
             # (which can rank others above handoff and assign), as CAO does.

@@ -3,14 +3,15 @@
     python -I -S pane_launcher.py <gate file> <env file>
 
 The pane's environment (API keys included), working directory and command travel in
-`<env file>`, a JSON object `{"environment": {…}, "directory": "…", "argv": […]}` in the
-terminal's private runtime directory (0600), never on a command line where `ps` would
-show the environment to every user, and never to tmux, which would expand `#(…)` and
-`#{…}` in a directory name and read an argument ending in `;` as the end of its command
-(the rest of the command line as another tmux command). The launcher
+`<env file>`, a JSON object `{"environment": {…}, "directory": "…", "argv": […],
+"preface": "…"}` in the terminal's private runtime directory (0600), never on a command
+line where `ps` would show the environment to every user, and never to tmux, which would
+expand `#(…)` and `#{…}` in a directory name and read an argument ending in `;` as the
+end of its command (the rest of the command line as another tmux command). The launcher
 waits until the server has attached the pane log (the gate file appears), so the log
-misses nothing; reads and deletes the env file; changes into the directory; then
-replaces itself with the command, so no launcher stays behind.
+misses nothing; reads and deletes the env file; changes into the directory; prints the
+preface (text the server made safe to print, such as the skill catalog the agent was
+given), if any; then replaces itself with the command, so no launcher stays behind.
 
 Standard library only and run by path with `-S`: it starts in a few milliseconds and
 works whatever the pane's Python path is.
@@ -37,8 +38,8 @@ def _wait_for_gate(gate: str) -> None:
         os.unlink(gate)
 
 
-def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str]]:
-    """The extra environment, working directory and command the server wrote for this pane."""
+def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str], str]:
+    """The extra environment, working directory, command and preface the server wrote."""
     try:
         with open(env_file, encoding="utf-8") as handle:
             launch = json.load(handle)
@@ -57,7 +58,8 @@ def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str]]:
     if not isinstance(command, list) or not command:
         raise ValueError("the environment file has no command")
     environment = {str(key): str(value) for key, value in extra.items()}
-    return environment, directory, [str(word) for word in command]
+    preface = launch.get("preface") or ""
+    return environment, directory, [str(word) for word in command], str(preface)
 
 
 def main(argv: list[str]) -> int:
@@ -68,7 +70,7 @@ def main(argv: list[str]) -> int:
     gate, env_file = argv
     _wait_for_gate(gate)
     try:
-        extra, directory, command = _read_launch(env_file)
+        extra, directory, command, preface = _read_launch(env_file)
     except (OSError, ValueError) as error:
         print(f"baton: cannot read the pane environment: {error}", file=sys.stderr)
         return EXIT_LAUNCH_FAILED
@@ -78,6 +80,9 @@ def main(argv: list[str]) -> int:
         print(f"baton: cannot enter {directory!r}: {error.strerror}", file=sys.stderr)
         return EXIT_LAUNCH_FAILED
     environment = {**os.environ, **extra, "PWD": directory}
+    if preface:  # UTF-8 whatever the pane's locale; the terminal turns \n into a new line
+        sys.stdout.buffer.write(preface.encode("utf-8", "replace"))
+        sys.stdout.flush()
     try:
         os.execvpe(command[0], command, environment)
     except OSError as error:

@@ -19,6 +19,7 @@ from baton.errors import BadRequestError
 from baton.server import tool_policy
 from baton.server.mcp_offer import with_mcp_servers
 from baton.server.processes import kill_process_tree, kill_processes_with_env
+from baton.server.skills import pane_preface
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
 
 __all__ = ["restart_terminal"]
@@ -37,7 +38,8 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
         kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
         ctx = tool_policy.apply_to_context(ctx, record.allowed_tools, record.provider)
         resumed_spec = provider.resume_launch(ctx)
-        spec = with_mcp_servers(record.provider, resumed_spec or provider.launch(ctx), ctx)
+        launch = resumed_spec or provider.launch(ctx)
+        spec = with_mcp_servers(record.provider, launch, ctx, record.allowed_tools)
         spec = tool_policy.apply_to_launch(spec, record.allowed_tools, record.provider)
         env = {
             **service.environment,
@@ -60,9 +62,11 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
                 env=env,
                 pane_log=runtime_dir / "pane.log",
                 gate_file=runtime_dir / ".launch-gate",
+                preface=pane_preface(ctx.profile),
             )
         else:
-            record = service.creator.reopen(record, argv=spec.argv, env=env)
+            preface = pane_preface(ctx.profile)
+            record = service.creator.reopen(record, argv=spec.argv, env=env, preface=preface)
         service.watcher.track_record(record, provider, ctx, fresh=False)
     service.creator.settle(record)
     return {**service.describe(record), "resumed": resumed_spec is not None}

@@ -4,6 +4,11 @@ An agent reads one through CAO's `load_skill` MCP tool (`GET /skills/{name}`), a
 which exist from the catalog CAO appends to its instructions. Baton appends the catalog
 to the agents whose profile asks for CAO's skills: one that lists `skills` (patterns,
 as CAO filters them) or runs CAO's MCP server (the catalog then names every skill).
+
+Such an agent's pane opens with the catalog too (`pane_preface`, printed before the CLI
+starts), where CAO's launch line used to show it: a person attaching, or a CAO client
+reading the scrollback, sees which skills the agent was given. It is printed as text:
+a control character in a skill's description shows as its stand-in, never acts.
 """
 
 from __future__ import annotations
@@ -15,10 +20,11 @@ from pathlib import Path
 
 import yaml
 
+from baton.delivery import neutralize
 from baton.errors import BadRequestError, NotFoundError
 from baton.providers.base import AgentProfile
 
-__all__ = ["CATALOG_INSTRUCTION", "Skill", "SkillStore", "wants_catalog"]
+__all__ = ["CATALOG_INSTRUCTION", "Skill", "SkillStore", "pane_preface", "wants_catalog"]
 
 # CAO's own words (utils/skills.py), so an agent reads the same catalog under either.
 CATALOG_INSTRUCTION = (
@@ -28,6 +34,7 @@ CATALOG_INSTRUCTION = (
     "skill commands or directories."
 )
 _CAO_MCP_SERVER = "cao-mcp-server"
+_PREFACE_INTRO = "baton serve: CAO's skill catalog, given to this agent with its instructions"
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,14 @@ def wants_catalog(profile: AgentProfile) -> bool:
         name == _CAO_MCP_SERVER or Path(str(spec.get("command", ""))).name == _CAO_MCP_SERVER
         for name, spec in servers.items()
     )
+
+
+def pane_preface(profile: AgentProfile) -> str:
+    """What the pane shows before the CLI starts: the catalog the agent got, as text
+    ("" for a profile that got none)."""
+    if not profile.skill_catalog:
+        return ""
+    return neutralize(f"{_PREFACE_INTRO}\n\n{profile.skill_catalog}\n\n")
 
 
 class SkillStore:
@@ -90,7 +105,8 @@ class SkillStore:
         catalog = self.catalog(profile.skills)
         if not catalog:
             return profile
-        return replace(profile, instructions=f"{profile.instructions.rstrip()}\n\n{catalog}\n")
+        instructions = f"{profile.instructions.rstrip()}\n\n{catalog}\n"
+        return replace(profile, instructions=instructions, skill_catalog=catalog)
 
     def _load(self, name: str) -> Skill | None:
         if self.root is None:

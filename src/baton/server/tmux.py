@@ -200,13 +200,15 @@ class TmuxServer:
         env: Mapping[str, str],
         pane_log: Path,
         gate_file: Path,
+        preface: str = "",
     ) -> WindowRef:
         """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
 
         The command is executed directly (no shell stays around it), with `env` added to
-        its environment, in `working_directory`. `env` and the directory go through a
-        0600 file next to the gate file, read and deleted by the pane's launcher; tmux
-        starts the pane in `/` and never sees the path. The new pane is bound to
+        its environment, in `working_directory`, after the launcher printed `preface`.
+        `env`, the directory and the preface go through a 0600 file next to the gate file,
+        read and deleted by the pane's launcher; tmux starts the pane in `/` and never
+        sees the path. The new pane is bound to
         `terminal_id` before its command starts. The caller serialises creations, so no
         other pane can be made between `new-window` and the binding.
         """
@@ -215,7 +217,7 @@ class TmuxServer:
                 raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
         if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
             raise TmuxError(f"terminal id {terminal_id!r} is not plain")
-        env_file, gated = self._gated_command(argv, env, working_directory, gate_file)
+        env_file, gated = self._gated_command(argv, env, working_directory, gate_file, preface)
         if new_session:
             head = [
                 "new-session",
@@ -260,12 +262,13 @@ class TmuxServer:
         env: Mapping[str, str],
         pane_log: Path,
         gate_file: Path,
+        preface: str = "",
     ) -> None:
         """Start `argv` afresh in the terminal's own pane (its old command killed), as
         `create_window` starts one: env and directory through the launcher's private file,
         the log re-attached. TerminalExitedError when the pane is not the terminal's."""
         gate_file.unlink(missing_ok=True)
-        env_file, gated = self._gated_command(argv, env, working_directory, gate_file)
+        env_file, gated = self._gated_command(argv, env, working_directory, gate_file, preface)
         try:
             self._bound(
                 pane,
@@ -279,10 +282,15 @@ class TmuxServer:
         self._attach_log_and_open_gate(pane, pane_log, gate_file)
 
     def _gated_command(
-        self, argv: Sequence[str], env: Mapping[str, str], directory: Path, gate_file: Path
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        directory: Path,
+        gate_file: Path,
+        preface: str,
     ) -> tuple[Path, list[str]]:
-        """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`
-        and the working directory to it (tmux sees only Baton's own paths)."""
+        """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`,
+        the working directory and the preface to it (tmux sees only Baton's own paths)."""
         env_file = gate_file.with_name(gate_file.name + ".env.json")
         private_dir(env_file.parent)
         pane_env = {
@@ -290,7 +298,12 @@ class TmuxServer:
             for key, value in env.items()
             if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
         }
-        launch = {"environment": pane_env, "directory": str(directory), "argv": list(argv)}
+        launch = {
+            "environment": pane_env,
+            "directory": str(directory),
+            "argv": list(argv),
+            "preface": preface,
+        }
         write_private(env_file, json.dumps(launch))
         gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
         return env_file, gated

@@ -110,8 +110,12 @@ def run_suite(
     report_file = workdir / "report.json"
     try:
         with openai_model_server(Brain()) as model:
+            codex_env = codex_environment(workdir, model)
             server_env = {
-                **codex_environment(workdir, model),
+                **codex_env,
+                # CAO's `cao-mcp-server` (its profiles name it bare): cao-server finds it
+                # beside its own interpreter, baton serve on its PATH.
+                "PATH": os.pathsep.join([str(SUITE_PYTHON.parent), codex_env["PATH"]]),
                 "HOME": str(home),
                 "BATON_TMUX_SOCKET": str(socket),
             }

@@ -55,12 +55,6 @@ DESELECTED: tuple[tuple[str, str], ...] = (
         "CAO_EPHEMERAL_E2E=1 after a manual sign-in probe",
     ),
     (
-        "test/e2e/test_supervisor_orchestration.py::TestCodexSupervisorOrchestration::*",
-        "the supervisor's Codex 0.169 puts no MCP tool in its model requests here (CAO's MCP "
-        "server is offered to it, tested by Baton's test_cao_mcp_offered), so it cannot call "
-        "handoff or assign and each test sits out its 300 s bound",
-    ),
-    (
         "test/e2e/test_headless_ci.py::*",
         "runs examples/headless-ci/run.sh, which launches with cao launch's default "
         "provider (Kiro CLI; the test cannot choose Codex) and needs the ci_developer "
@@ -78,14 +72,8 @@ CI_SUBSET: tuple[str, ...] = (
     "test/e2e/test_supervisor_orchestration.py",
 )
 
-_E2E = "test/e2e/"
-
 # CAO tests that do not pass yet because of a known gap in `baton serve`, each with the gap.
 # The gate requires exactly these to be the ones not passing: a test here that passes
 # (or one not here that fails) fails the gate, so the list shrinks as the gaps close.
-AWAITING_SERVER: dict[str, str] = {
-    f"{_E2E}test_skills.py::TestCodexSkills::test_skill_catalog_injected": (
-        "the test looks for the 'Available Skills' heading in the pane's scrollback; baton "
-        "serve gives the catalog to Codex in its instructions, which Codex does not draw"
-    ),
-}
+# None at present.
+AWAITING_SERVER: dict[str, str] = {}

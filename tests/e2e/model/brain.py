@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from tests.e2e.model.cao_tasks import cao_step
+from tests.e2e.model.cao_tasks import cao_pause, cao_step
 from tests.e2e.model.step import Step
 
 from baton.scripted_agent import answers
@@ -91,8 +91,10 @@ class Brain:
         return self.behaviours.get(role, self.behaviours.get("*", Misbehaviour.NONE))
 
     def delay_for(self, prompt: str) -> float:
-        """Seconds to wait before replying (the SLOW misbehaviour)."""
-        return self.slow_seconds if self.misbehaviour_for(prompt) is Misbehaviour.SLOW else 0.0
+        """Seconds to wait before replying (the SLOW misbehaviour; a CAO worker's pace)."""
+        if self.misbehaviour_for(prompt) is Misbehaviour.SLOW:
+            return self.slow_seconds
+        return cao_pause(prompt) if response_target(prompt) is None else 0.0
 
     def takes_stall(self, prompt: str, done_steps: int) -> bool:
         """Whether this request gets no answer at all (STALL: a turn's first request, for

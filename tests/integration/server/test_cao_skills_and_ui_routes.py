@@ -1,6 +1,6 @@
 """CAO's skills under `baton serve` (`GET /skills/{name}`, CAO's own `load_skill` tool with
-a terminal's token, the catalog in the instructions of profiles that ask) and the
-routes CAO's web UI reads (profiles, providers, settings)."""
+a terminal's token, the catalog in the instructions and at the top of the pane of
+profiles that ask) and the routes CAO's web UI reads (profiles, providers, settings)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ def test_skills_catalog_and_web_ui_routes(tmp_path: Path) -> None:
     cao_home = tmp_path / "cao-data"
     _skill(cao_home / "skills", "demo-skill", "Shows the demo", "# Demo\nDo the demo.")
     _skill(cao_home / "skills", "other-skill", "Something else", "# Other")
+    # A description that would clear the screen and fake a busy CLI, were it obeyed.
+    _skill(cao_home / "skills", "loud-skill", '"Loud \\e[2J\\e]7501;state=working\\a"', "# L")
     (cao_home / "skills" / "broken").mkdir()
     (cao_home / "agent-store").mkdir()
     (cao_home / "agent-store" / "supervisor.md").write_text(
@@ -67,6 +69,16 @@ def test_skills_catalog_and_web_ui_routes(tmp_path: Path) -> None:
         picky = _instructions(server, made["picky"])
         assert "other-skill" in picky and "demo-skill" not in picky
         assert "Available Skills" not in _instructions(server, made["programmer"])
+        # The pane opens with the catalog the agent got (CAO clients read the scrollback),
+        # printed as text; Baton's own roles' panes show none.
+        shown = _scrollback(server, made["supervisor"])
+        assert "## Available Skills" in shown and "- **demo-skill**: Shows the demo" in shown
+        assert "- **loud-skill**: Loud ␛[2J␛]7501;state=working␇" in shown
+        assert "\x1b[2J" in catalog  # the agent's own instructions keep the text as written
+        assert "- **other-skill**" in _scrollback(server, made["picky"])
+        assert "demo-skill" not in _scrollback(server, made["picky"])
+        assert "Available Skills" not in _scrollback(server, made["programmer"])
+        assert client.get(f"/terminals/{made['supervisor']['id']}").json()["status"] == "idle"
         # The profile's allowedTools are the terminal's (CAO's MCP tools check them).
         assert made["supervisor"]["allowed_tools"] == ["@cao-mcp-server", "fs_read"]
         assert made["programmer"]["allowed_tools"] == ["*"]
@@ -101,6 +113,13 @@ def test_skills_catalog_and_web_ui_routes(tmp_path: Path) -> None:
         dirs = client.get("/settings/agent-dirs").json()
         assert dirs["agent_dirs"]["cao_installed"] == str(cao_home / "agent-store")
         assert client.get("/flows").json() == []
+
+
+def _scrollback(server: ServerProcess, terminal: dict) -> str:
+    """The pane's whole history, wrapped lines joined, as CAO's skill test captures it."""
+    pane = server.terminal_pane(terminal["id"])
+    assert pane is not None
+    return server.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", pane)
 
 
 def _pane_env(server: ServerProcess, terminal: dict) -> dict[str, str]:
