@@ -10,7 +10,9 @@ The model server knows the truth (is a turn open?), so every capture is labelled
   one line per capture `{"t", "phase", "hook_lines", "screen"}` with phase `before` (at
   rest, before the prompt), `sent` (submitted, the model has not been asked yet), `open`
   (the model has a turn open) or `closed` (the model sent its last reply; `t_closed` says when), and
-  `<scenario>.hooks.jsonl`, the terminal's hook log (`hook_lines` of it existed then);
+  `<scenario>.hooks.jsonl`, the terminal's hook log (`hook_lines` of it existed then;
+  for a CLI whose session file is a signal too, `session_lines` of
+  `<scenario>.session.jsonl`);
 - `<scenario>--<status>.txt`: single screens whose true status is certain;
 - `<scenario>--history.txt` and `<scenario>--answer.txt`: the scrollback after a turn and
   the final answer the model sent, for last-message extraction.
@@ -29,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,8 +101,11 @@ class Recorder:
         provider: str = "claude_code",
         hook_file: str = HOOK_LOG_FILE,
         settle_seconds: float = SETTLE_SECONDS,
+        session_file: Callable[[dict[str, Any]], Path] | None = None,
     ) -> None:
         self.settle_seconds = settle_seconds
+        # Where a terminal's CLI keeps its session file, when the provider reads it.
+        self.session_file = session_file
         self.server = server
         self.model = model
         self.out = out
@@ -141,10 +147,12 @@ class Recorder:
         stop = threading.Event()
 
         hooks = self.server.state_dir / "terminals" / terminal["id"] / self.hook_file
+        session = self.session_file(terminal) if self.session_file is not None else None
 
         def sample() -> None:
             while not stop.is_set():
                 hook_lines = _line_count(hooks)
+                counts = {"session_lines": _line_count(session)} if session is not None else {}
                 screen = self.server.screen(pane)
                 phase = state["phase"]
                 if phase in ("sent", "open"):
@@ -154,6 +162,7 @@ class Recorder:
                         "t": round(time.monotonic() - start, 3),
                         "phase": phase,
                         "hook_lines": hook_lines,
+                        **counts,
                         "screen": screen,
                     }
                 )
@@ -181,6 +190,8 @@ class Recorder:
         timeline.write(self.out)
         if hooks.exists():
             shutil.copyfile(hooks, self.out / f"{scenario}.hooks.jsonl")
+        if session is not None and session.exists():
+            _copy_session(session, self.out / f"{scenario}.session.jsonl")
         return timeline
 
     def _phase(self, role: str, state: dict[str, Any]) -> str:
@@ -290,6 +301,17 @@ def record_served(out: Path, work: Path) -> None:
                 "error",
             )
             recorder.save_screens(cut, before=None)
+
+
+def _copy_session(source: Path, target: Path) -> None:
+    """A session file without its system prompts' text (the bulk of it), line for line."""
+    lines = []
+    for raw in source.read_text(encoding="utf-8").splitlines():
+        event = json.loads(raw)
+        if event.get("type") == "system.message" and isinstance(event.get("data"), dict):
+            event["data"]["content"] = "(the CLI's system prompt)"
+        lines.append(json.dumps(event, ensure_ascii=False))
+    target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 def _line_count(path: Path) -> int:

@@ -27,7 +27,8 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 from tests.e2e.model.brain import QUOTE_BACK, Brain, Misbehaviour  # noqa: E402
-from tests.e2e.model.openai_chat import openai_chat_server, qwen_environment  # noqa: E402
+from tests.e2e.model.openai_chat import openai_chat_server  # noqa: E402
+from tests.e2e.model.qwen_chat import QWEN, qwen_environment  # noqa: E402
 from tests.e2e.record_claude import Recorder, _project, _prompt  # noqa: E402
 from tests.support.server import running_baton_server  # noqa: E402
 
@@ -61,7 +62,7 @@ def record_served(out: Path, work: Path) -> None:
         },
         slow_seconds=3.0,
     )
-    with openai_chat_server(brain) as model:
+    with openai_chat_server(brain, QWEN) as model:
         env = qwen_environment(work, model)
         with running_baton_server(work, env=env) as server:
             recorder = Recorder(

@@ -49,8 +49,8 @@ class TeamServer:
 
     server: ServerProcess
     brain: Brain
-    # The model server of each CLI (`codex`, `claude_code`, `gemini_cli`, `qwen_code`), for
-    # what it reported.
+    # The model server of each CLI (`codex`, `claude_code`, `gemini_cli`, `qwen_code`,
+    # `copilot`), for what it reported.
     models: dict[str, Any] = field(default_factory=dict)
 
 
@@ -67,8 +67,8 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 
 @contextmanager
 def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[TeamServer]:
-    """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`, `qwen_code`) and
-    `baton serve`."""
+    """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`, `qwen_code`,
+    `copilot`) and `baton serve`."""
     env: dict[str, str] = {}
     models: dict[str, Any] = {}
     with ExitStack() as stack:
@@ -98,11 +98,20 @@ def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[T
             _merge_env(env, gemini_environment(tmp_path / "gemini-home", model))
         if "qwen_code" in providers:
             require_cli("qwen")
-            from tests.e2e.model.openai_chat import openai_chat_server, qwen_environment
+            from tests.e2e.model.openai_chat import openai_chat_server
+            from tests.e2e.model.qwen_chat import QWEN, qwen_environment
 
-            model = stack.enter_context(openai_chat_server(brain))
+            model = stack.enter_context(openai_chat_server(brain, QWEN))
             models["qwen_code"] = model
             _merge_env(env, qwen_environment(tmp_path / "qwen-home", model))
+        if "copilot" in providers:
+            require_cli("copilot")
+            from tests.e2e.model.copilot_chat import COPILOT, copilot_environment
+            from tests.e2e.model.openai_chat import openai_chat_server
+
+            model = stack.enter_context(openai_chat_server(brain, COPILOT))
+            models["copilot"] = model
+            _merge_env(env, copilot_environment(tmp_path / "copilot-home", model))
         if "PATH" in env:
             env["PATH"] = os.pathsep.join([env["PATH"], os.environ.get("PATH", "")])
         server = stack.enter_context(running_baton_server(tmp_path, env=env))

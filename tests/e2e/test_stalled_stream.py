@@ -1,10 +1,10 @@
 """A stalled model stream under the real CLIs: the turn is interrupted, asked again, PASS.
 
 The scripted model server accepts the analyst's first request and never sends a byte
-(Misbehaviour.STALL), the way a hung model stream leaves Codex or Claude Code busy with
-only its spinner turning. With a short STALL_SECONDS, `baton run` must see no progress
-in `baton serve`'s `quiet_seconds`, press the CLI's interrupt key (Esc), send the prompt
-again, and run the loop to its real FAIL-then-PASS end.
+(Misbehaviour.STALL), the way a hung model stream leaves Codex, Claude Code or Copilot CLI
+busy with only its spinner turning. With a short STALL_SECONDS, `baton run` must see no
+progress in `baton serve`'s `quiet_seconds`, press the CLI's interrupt key (Esc; Ctrl-C
+for Copilot CLI), send the prompt again, and run the loop to its real FAIL-then-PASS end.
 """
 
 from __future__ import annotations
@@ -22,8 +22,12 @@ from baton.orchestrator.events import read_events
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
 
-@pytest.mark.parametrize("provider", ["codex", "claude_code"])
-def test_a_stalled_stream_is_interrupted_and_the_loop_passes(tmp_path: Path, provider: str) -> None:
+@pytest.mark.parametrize(
+    ("provider", "keys"), [("codex", "Escape"), ("claude_code", "Escape"), ("copilot", "C-c")]
+)
+def test_a_stalled_stream_is_interrupted_and_the_loop_passes(
+    tmp_path: Path, provider: str, keys: str
+) -> None:
     brain = Brain(behaviours={"analyst": Misbehaviour.STALL})
     project = write_sample_project(tmp_path / "project")
     with team_server(tmp_path, brain, {provider}) as team:
@@ -37,7 +41,7 @@ def test_a_stalled_stream_is_interrupted_and_the_loop_passes(tmp_path: Path, pro
     events = list(read_events(Path(state["archive_dir"]) / "events.jsonl"))
     steps = [(e["action"], e["role"]) for e in events if e["event"] == "stall"]
     assert steps == [("interrupt", "analyst"), ("resend", "analyst")], result.stderr[-3000:]
-    assert "interrupting its turn (Escape)" in result.stderr
+    assert f"interrupting its turn ({keys})" in result.stderr
 
 
 def test_a_stream_that_stalls_again_gets_its_codex_restarted(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Real Codex and real Claude Code run under a real `baton serve` against the scripted
 model servers, which give every response its own usage figures and keep them; after two
-turns `GET /terminals/{id}/usage` must report the sum of the conversation's figures.
+turns `GET /terminals/{id}/usage` must report the sum of the conversation's figures. A
+whole loop (Codex, Claude Code, Copilot CLI) counts and prices every turn's tokens.
 """
 
 from __future__ import annotations
@@ -123,15 +124,18 @@ def test_claude_code_usage_is_its_transcript_usage(tmp_path: Path) -> None:
         assert usage["model"] in turn_models
 
 
-@pytest.mark.parametrize("provider", ["codex", "claude_code"])
+@pytest.mark.parametrize("provider", ["codex", "claude_code", "copilot"])
 def test_a_whole_loop_counts_every_token_the_model_reported(tmp_path: Path, provider: str) -> None:
     """`baton run`'s `tokens` events, one per turn, add up to what the model server sent."""
     brain = Brain()
     project = write_sample_project(tmp_path / "project")
-    # A price for every Claude model by prefix; Codex's model keeps its default price.
+    # A price for every Claude model and for the Qwen coder models (Copilot CLI's local
+    # model here) by prefix; Codex's model keeps its default price.
     config = tmp_path / "loop.json"
     claude_price = {"input_per_mtok": 2, "cached_input_per_mtok": 0.5, "output_per_mtok": 8}
-    config.write_text(json.dumps({"prices": {"claude": claude_price}}), encoding="utf-8")
+    qwen_price = {"input_per_mtok": 1, "cached_input_per_mtok": 0.25, "output_per_mtok": 5}
+    prices = {"claude": claude_price, "qwen3-coder": qwen_price}
+    config.write_text(json.dumps({"prices": prices}), encoding="utf-8")
     with team_server(tmp_path, brain, {provider}) as team:
         result = run_loop(team, project, provider=provider, config_file=config)
         expected = team.models[provider].conversation_usage()
@@ -149,7 +153,9 @@ def test_a_whole_loop_counts_every_token_the_model_reported(tmp_path: Path, prov
     model = {t["model"] for t in tokens}
     assert len(model) == 1
     # USD per million: fresh input, cached input, output (Codex: the documented default).
-    per_mtok = (2, 0.5, 8) if provider == "claude_code" else (1.25, 0.125, 10)
+    per_mtok = {"claude_code": (2, 0.5, 8), "copilot": (1, 0.25, 5)}.get(
+        provider, (1.25, 0.125, 10)
+    )
     for t in tokens:
         fresh = t["input_tokens"] - t["cached_input_tokens"]
         counts = (fresh, t["cached_input_tokens"], t["output_tokens"])

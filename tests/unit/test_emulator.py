@@ -151,6 +151,13 @@ def test_private_sgr_queries_are_ignored_and_colours_still_apply() -> None:
     assert emulator.buffer[0][6].bold
 
 
+def test_private_device_status_queries_are_ignored_and_drawing_goes_on() -> None:
+    # Copilot CLI asks `CSI ? 996 n` (the colour scheme) at start; pyte passed it on as a
+    # private DSR its screen could not take, and the pane's drawing stopped there.
+    emulator = rendered(b"before\x1b[?996n\x1b[?6n after\x1b[5n\r\nnext line")
+    assert emulator.visible() == "before after\nnext line"
+
+
 def test_zero_width_characters_join_the_cell_before_them_as_tmux_draws_them() -> None:
     # Qwen Code draws `●︎` and `◆︎` (a variation selector after the dot) and a zero-width
     # space after its input; tmux keeps each with the character before it, and draws on.

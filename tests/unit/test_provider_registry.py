@@ -32,6 +32,7 @@ def test_builtins_are_known_without_any_metadata(monkeypatch: pytest.MonkeyPatch
         "claude_code",
         "gemini_cli",
         "qwen_code",
+        "copilot",
     )
     assert isinstance(providers.get_provider("codex"), CodexProvider)
 

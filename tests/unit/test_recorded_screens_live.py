@@ -14,6 +14,7 @@ import pytest
 from baton.providers.base import Provider
 from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
+from baton.providers.copilot_cli import CopilotCliProvider
 from baton.providers.gemini_cli import GeminiCliProvider
 from baton.providers.qwen_code import QwenCodeProvider
 from baton.screen import normalize_screen
@@ -30,6 +31,7 @@ PROVIDERS: dict[str, Provider] = {
     "claude_code": ClaudeCodeProvider(),
     "gemini_cli": GeminiCliProvider(),
     "qwen_code": QwenCodeProvider(),
+    "copilot": CopilotCliProvider(),
 }
 
 

@@ -38,6 +38,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "claude_code": "baton.providers.claude_code:ClaudeCodeProvider",
     "gemini_cli": "baton.providers.gemini_cli:GeminiCliProvider",
     "qwen_code": "baton.providers.qwen_code:QwenCodeProvider",
+    "copilot": "baton.providers.copilot_cli:CopilotCliProvider",
 }
 
 # The built-in names (kept for callers that list them; plugins are in `provider_names()`).

@@ -317,6 +317,12 @@ class PaneEmulator(pyte.Screen):
             return
         super().select_graphic_rendition(*attrs)
 
+    def report_device_status(self, mode: int = 0, **kwargs: Any) -> None:
+        """DSR; a private one (`CSI ? 996 n`: Copilot CLI asks for the colour scheme) is a
+        query tmux answers or drops, never drawn; pyte would fail on it."""
+        if not kwargs.get("private"):
+            super().report_device_status(mode)
+
     def insert_lines(self, count: int | None = None) -> None:
         """`CSI n L`, moving blank rows correctly (pyte leaves some) and keeping the column."""
         self._shift_rows(self.cursor.y, max(count or 1, 1))

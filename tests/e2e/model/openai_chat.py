@@ -1,4 +1,4 @@
-"""A scripted OpenAI Chat Completions server, so the real Qwen Code runs offline.
+"""A scripted OpenAI Chat Completions server, so the real Qwen Code and Copilot CLI run offline.
 
 Qwen Code 0.24 with OpenAI-compatible auth sends `POST {OPENAI_BASE_URL}/chat/completions`
 (`stream: true`, `stream_options.include_usage`): the whole conversation as `messages`
@@ -6,7 +6,7 @@ Qwen Code 0.24 with OpenAI-compatible auth sends `POST {OPENAI_BASE_URL}/chat/co
 `tools`. It reads server-sent events back, one `chat.completion.chunk` per `data:` line,
 the last chunk carrying `usage`, then `data: [DONE]`. This app plays the model from a
 `Brain`: the latest prompt the user typed and the tool results that came back since
-decide whether the reply is a tool call (`run_shell_command` with the step's command)
+decide whether the reply is a tool call (the CLI's shell tool with the step's command)
 or the final text, streamed in small pieces. Files are written by the shell command too
 (a heredoc): Qwen Code's `write_file` refuses to replace a file the session has not read,
 and in YOLO mode its shell runs commands with backticks or `$(…)` as they are.
@@ -16,12 +16,15 @@ suggestion for the next prompt, a summary): they get a short reply (a JSON objec
 from the schema when one is asked for) and never reach the brain, so they neither open
 turns in its timeline nor look like a second prompt.
 
+The CLIs differ in the shell tool's name and arguments and in the text they add to a
+typed prompt: a `ChatDialect` says how (`qwen_chat.QWEN`, `copilot_chat.COPILOT`), and
+the same modules point `baton serve`'s terminals at this server.
+
 Misbehaviours (per role, decided by the brain): SLOW waits before replying, HTTP_500
 answers with an HTTP error (400 unless `error_status` says otherwise: Qwen Code retries
 a 5xx seven times over more than a minute before it shows the error), CUT_STREAM sends
 one chunk and drops the connection, STALL accepts a turn's first request and sends
 nothing (`StalledStream`).
-`qwen_environment` points `baton serve`'s Qwen Code terminals at this server.
 """
 
 from __future__ import annotations
@@ -29,12 +32,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import os
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -42,7 +44,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
-from tests.e2e.clis import AGENT_BIN_DIR, AGENT_WRAPPER_DIR
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.serving import StalledStream, running_app
 from tests.e2e.model.step import Step
@@ -50,23 +51,29 @@ from tests.e2e.model.step import Step
 __all__ = [
     "API_KEY",
     "MODEL_NAME",
+    "ChatDialect",
     "ModelServer",
     "latest_prompt",
     "openai_chat_server",
-    "qwen_environment",
 ]
 
 API_KEY = "baton-offline-openai-key"
 MODEL_NAME = "qwen3-coder-plus"
-_SHELL_TOOL = "run_shell_command"
 _CHUNK = 24  # characters per streamed text chunk, so streaming is visible on screen
-# User-role text the CLI writes itself (context, not something the user typed).
-_INJECTED_PREFIXES = (
-    "<system-reminder>",
-    "<qwen:",
-    "This is the Qwen Code. We are setting up the context",
-    "<session_context>",
-)
+
+
+@dataclass(frozen=True)
+class ChatDialect:
+    """How one CLI speaks Chat Completions: its shell tool and what it adds to prompts."""
+
+    # The shell tool's name; a request offering it is a turn of the agent loop.
+    shell_tool: str
+    # Arguments of a shell call besides `command` and `description`.
+    shell_arguments: Mapping[str, Any]
+    # User-role text the CLI writes itself (context, not something the user typed).
+    injected_prefixes: tuple[str, ...]
+    # What the CLI puts before the typed text in the same message (cut off).
+    typed_preamble: re.Pattern[str] | None = None
 
 
 @dataclass
@@ -75,6 +82,7 @@ class ModelServer:
 
     base_url: str
     brain: Brain
+    dialect: ChatDialect
     requests: list[dict[str, Any]] = field(default_factory=list)
     # The final answer of every turn, oldest first.
     answers: list[str] = field(default_factory=list)
@@ -97,7 +105,7 @@ class ModelServer:
 
     def turn_requests(self) -> list[dict[str, Any]]:
         with self._lock:
-            return [body for body in self.requests if _is_turn_request(body)]
+            return [body for body in self.requests if _is_turn_request(body, self.dialect)]
 
     def conversation_usage(self) -> dict[str, int]:
         """What the replies reported, summed the way Baton reports usage."""
@@ -135,31 +143,33 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def _typed_text(message: Mapping[str, Any]) -> str:
+def _typed_text(message: Mapping[str, Any], dialect: ChatDialect) -> str:
     """The text of a user message the user typed; "" for text the CLI injected."""
     content = message.get("content")
     parts = [content] if isinstance(content, str) else [_text_of([part]) for part in content or []]
+    if dialect.typed_preamble is not None:
+        parts = [dialect.typed_preamble.sub("", text, count=1) for text in parts]
     typed = [
         text
         for text in parts
         if isinstance(text, str)
         and text.strip()
-        and not text.lstrip().startswith(_INJECTED_PREFIXES)
+        and not text.lstrip().startswith(dialect.injected_prefixes)
     ]
     return "\n".join(typed).strip()
 
 
-def latest_prompt(messages: Sequence[Mapping[str, Any]]) -> _Turn | None:
+def latest_prompt(messages: Sequence[Mapping[str, Any]], dialect: ChatDialect) -> _Turn | None:
     """The last user-typed message and the `tool` results after it (the last one's text)."""
     start = None
     for index, message in enumerate(messages):
-        if message.get("role") == "user" and _typed_text(message):
+        if message.get("role") == "user" and _typed_text(message, dialect):
             start = index
     if start is None:
         return None
     results = [m for m in messages[start + 1 :] if m.get("role") == "tool"]
     last = _text_of(results[-1].get("content")) if results else ""
-    return _Turn(_typed_text(messages[start]), len(results), last)
+    return _Turn(_typed_text(messages[start], dialect), len(results), last)
 
 
 def _instructions_of(body: Mapping[str, Any]) -> str:
@@ -180,9 +190,9 @@ def _tool_names(body: Mapping[str, Any]) -> set[str]:
     return names
 
 
-def _is_turn_request(body: Mapping[str, Any]) -> bool:
+def _is_turn_request(body: Mapping[str, Any], dialect: ChatDialect) -> bool:
     """A request of the agent loop: it offers the shell tool. Side requests offer none."""
-    return _SHELL_TOOL in _tool_names(body)
+    return dialect.shell_tool in _tool_names(body)
 
 
 # -- writing a reply ----------------------------------------------------------------------
@@ -228,15 +238,15 @@ def _usage_for(raw: bytes, output: Any) -> dict[str, Any]:
     }
 
 
-def _tool_call(step: Step, call_id: str) -> dict[str, Any]:
+def _tool_call(step: Step, call_id: str, dialect: ChatDialect) -> dict[str, Any]:
     """The call for a step: the named tool it asks for, else the shell command."""
     if step.tool is not None:
         name, arguments = step.tool, dict(step.arguments or {})
     else:
         command = step.command or ""
         first_line = command.strip().splitlines()[0] if command.strip() else "command"
-        name = _SHELL_TOOL
-        arguments = {"command": command, "description": first_line[:60], "is_background": False}
+        name = dialect.shell_tool
+        arguments = {"command": command, "description": first_line[:60], **dialect.shell_arguments}
     return {
         "index": 0,
         "id": call_id,
@@ -277,12 +287,13 @@ class _Responder:
         body = json.loads(raw or b"{}")
         self.server.record(body)
         stream = bool(body.get("stream"))
-        if not _is_turn_request(body):
+        dialect = self.server.dialect
+        if not _is_turn_request(body, dialect):
             text = _side_answer(body)
             usage = _usage_for(raw, text)
             self._count(usage)
             return self._reply(text, None, usage, stream)
-        turn = latest_prompt(body.get("messages") or [])
+        turn = latest_prompt(body.get("messages") or [], dialect)
         if turn is None:
             return self._reply("READY.", None, _usage_for(raw, "READY."), stream)
         brain = self.server.brain
@@ -315,7 +326,7 @@ class _Responder:
             usage = _usage_for(raw, text)
             self._count(usage)
             return self._reply(text, None, usage, stream, on_sent=on_sent)
-        call = _tool_call(step, self._next_id("call"))
+        call = _tool_call(step, self._next_id("call"), dialect)
         usage = _usage_for(raw, call)
         self._count(usage)
         return self._reply(None, call, usage, stream)
@@ -413,39 +424,11 @@ def _app(server: ModelServer) -> Starlette:
 
 
 @contextmanager
-def openai_chat_server(brain: Brain, *, stream_delay: float = 0.0) -> Iterator[ModelServer]:
+def openai_chat_server(
+    brain: Brain, dialect: ChatDialect, *, stream_delay: float = 0.0
+) -> Iterator[ModelServer]:
     """Serve the scripted Chat Completions model on a free loopback port for the block."""
-    server = ModelServer(base_url="", brain=brain, stream_delay=stream_delay)
+    server = ModelServer(base_url="", brain=brain, dialect=dialect, stream_delay=stream_delay)
     with running_app(_app(server)) as base_url:
         server.base_url = base_url
         yield server
-
-
-def qwen_environment(home: Path, server: ModelServer) -> dict[str, str]:
-    """Environment for `baton serve` so its Qwen Code terminals use `server`, offline.
-
-    QWEN_HOME (Qwen Code's stand-in for `~/.qwen`, so the other CLIs of a mixed team keep
-    their own homes) is a throw-away directory whose `settings.json` switches off
-    telemetry, usage statistics and update checks; the endpoint, key and model are the
-    OPENAI_* variables, as a user of an OpenAI-compatible provider sets them.
-    """
-    qwen_home = home / "qwen-home"
-    qwen_home.mkdir(parents=True, exist_ok=True)
-    settings = {
-        "general": {"enableAutoUpdate": False},
-        "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "ui": {"hideTips": True, "hideBanner": True},
-    }
-    (qwen_home / "settings.json").write_text(json.dumps(settings, indent=2), "utf-8")
-    path = os.pathsep.join(
-        [str(AGENT_WRAPPER_DIR), str(AGENT_BIN_DIR), os.environ.get("PATH", "/usr/bin:/bin")]
-    )
-    return {
-        "QWEN_HOME": str(qwen_home),
-        "PATH": path,
-        "OPENAI_BASE_URL": server.api_base,
-        "OPENAI_API_KEY": API_KEY,
-        "OPENAI_MODEL": MODEL_NAME,
-        "NO_PROXY": "127.0.0.1,localhost",
-    }

@@ -1,0 +1,116 @@
+"""The whole loop with the real Copilot CLI offline: every role, a mixed team, a model error.
+
+Copilot CLI 1.0 talks to the scripted Chat Completions server of
+tests/e2e/model/openai_chat.py on 127.0.0.1 (COPILOT_PROVIDER_BASE_URL, COPILOT_OFFLINE),
+which plays each role with `bash` calls that apply the sample project's patches, run its
+real tests and write the response files. Round 1's patch is wrong (a real FAIL), round
+2's right (a real PASS).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.e2e.model.openai_chat import MODEL_NAME, ModelServer
+from tests.e2e.team import StatusRecorder, run_loop, team_server
+from tests.e2e.test_full_loop import _assert_fail_then_pass, _project, _run_recorded, _turns_of
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
+
+# Copilot CLI ends a turn (writes the answer to its session file, fires `Stop`) about
+# 0.7 s after the model's last byte on an idle machine; 2.6 s was seen with the load at
+# 12 on 2 cores. A status stuck at processing, the fault this check is for, lasts until
+# the agent's next turn.
+FINISHING_SECONDS = 5.0
+
+
+def test_copilot_team_fail_then_pass(tmp_path: Path) -> None:
+    brain = Brain()
+    with team_server(tmp_path, brain, {"copilot"}) as team:
+        result = _run_recorded(
+            team, _project(tmp_path), provider="copilot", end_slack=FINISHING_SECONDS
+        )
+        model: ModelServer = team.models["copilot"]
+        with team.server.client() as client:
+            sessions = client.get("/sessions").json()
+            terminals = [
+                terminal
+                for session in sessions
+                for terminal in client.get(f"/sessions/{session['name']}/terminals").json()
+            ]
+            usage = [client.get(f"/terminals/{t['id']}/usage").json() for t in terminals]
+    _assert_fail_then_pass(result)
+    assert _turns_of(brain) == {
+        "analyst": 4,
+        "analyst_review": 4,
+        "programmer": 4,
+        "programmer_review": 4,
+        "tester": 2,
+    }
+    # The role profile reached the model in the system message (Copilot CLI's own prompt
+    # and, after it, the personal instructions), the prompt did not.
+    systems = [
+        "\n".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "system")
+        for body in model.turn_requests()
+    ]
+    assert all("RESPONSE FILE" not in text for text in systems)
+    assert all("GitHub Copilot CLI" in text for text in systems)
+    assert any("# Role: system analyst" in text for text in systems)
+    # Token usage was read from the CLI's own session files: it is what the model sent.
+    sent = model.conversation_usage()
+    total = {
+        key: sum(int(reading.get(key) or 0) for reading in usage)
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
+    }
+    assert total == sent, (total, sent)
+    assert {reading.get("model") for reading in usage} == {MODEL_NAME}
+
+
+def test_mixed_team_with_a_copilot_programmer_from_the_json_config(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    config = tmp_path / "loop.json"
+    config.write_text(
+        json.dumps(
+            {
+                "provider": "codex",
+                "agents": {
+                    "analyst": {"provider": "qwen_code"},
+                    "programmer": {"provider": "copilot"},
+                    "tester": {"provider": "claude_code"},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    brain = Brain()
+    providers = {"codex", "claude_code", "qwen_code", "copilot"}
+    with team_server(tmp_path, brain, providers) as team:
+        with StatusRecorder(team.server, interval=0.25) as recorder:
+            result = run_loop(team, project, provider="", config_file=config)
+        roles = {sample.terminal_id: sample.role for sample in recorder.samples}
+        with team.server.client() as client:
+            described = {t: client.get(f"/terminals/{t}").json() for t in roles}
+    _assert_fail_then_pass(result)
+    by_role = {roles[t]: d["provider"] for t, d in described.items()}
+    assert by_role == {
+        "analyst": "qwen_code",
+        "analyst_review": "codex",
+        "programmer": "copilot",
+        "programmer_review": "codex",
+        "tester": "claude_code",
+    }
+
+
+def test_copilot_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
+    brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
+    with team_server(tmp_path, brain, {"copilot"}) as team:
+        result = run_loop(team, _project(tmp_path), provider="copilot")
+    assert result.returncode == 1
+    [error] = result.error_lines()
+    assert "analyst (terminal " in error
+    assert "reported status error" in error
+    assert "scripted model failure" in error
+    assert "Traceback" not in result.stderr
