@@ -28,19 +28,18 @@ from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
 from baton.orchestrator.driver_lock import DriverLock
 from baton.orchestrator.events import EventKind, RunEvents, read_events
+from baton.orchestrator.finished import complete_finished_run
 from baton.orchestrator.git_commit import commit_on_pass, record_git_start
 from baton.orchestrator.handoff import Handoff
 from baton.orchestrator.handoff_pace import HandoffTimings
-from baton.orchestrator.handoff_status import waiting_hint
 from baton.orchestrator.interrupts import SignalGuard
 from baton.orchestrator.notify import Notifier
-from baton.orchestrator.outage import OutagePhase, OutageReport
 from baton.orchestrator.phases import PhaseMachine
 from baton.orchestrator.preflight import check_before_start
 from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.restarts import AgentRestarter
 from baton.orchestrator.run_parts import RunContext, TurnAids
-from baton.orchestrator.runlog import RunLog, format_duration
+from baton.orchestrator.runlog import RunLog
 from baton.orchestrator.stall_watch import StallRule, progress_view_for
 from baton.orchestrator.startup import PreparedRun, prepare_run
 from baton.orchestrator.state import (
@@ -52,9 +51,9 @@ from baton.orchestrator.state import (
 from baton.orchestrator.stop_lines import stopped_line, unsaved_note
 from baton.orchestrator.team import TeamStart, cleanup_terminals, init_new_run, repair_team
 from baton.orchestrator.usage import TokenMeter
+from baton.orchestrator.wait_events import WaitRecorder
 from baton.orchestrator.watchers import ChangeWatcher, open_change_watcher
-from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
-from baton.status import TerminalStatus
+from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL
 
 # How long an ending run waits for its team's last creates, so it records them.
 TEAM_SETTLE_SECONDS = 15.0
@@ -114,7 +113,8 @@ class Orchestrator:
         self.events = RunEvents(None, listeners=[self.notifier])
         self.watcher: ChangeWatcher | None = None  # file and status events, if enabled
         self.team: TeamStart | None = None  # a new team's last terminals, being created
-        api.outage.report = self._outage
+        self.recorder = WaitRecorder(settings, log, lambda: self.events, lambda: self.state)
+        api.outage.report = self.recorder.outage
         self.driver_lock = DriverLock(self.state_path)
 
     # --- the whole run ---
@@ -164,7 +164,9 @@ class Orchestrator:
     def _run(self) -> int:
         prepared = prepare_run(self.settings, self.log)
         if prepared.finished:
-            return self._report_finished(prepared.state)
+            return complete_finished_run(
+                self.settings, self.api, prepared.state, self.log, self.events.listeners
+            )
         state = prepared.state
         archive = (
             Archive(Path(state.archive_dir))
@@ -259,9 +261,9 @@ class Orchestrator:
             ),
             strict=self.settings.strict_file_handoff,
             max_file_reminders=self.settings.max_file_reminders,
-            on_reminder=self._reminded,
+            on_reminder=self.recorder.reminded,
             log=self.log,
-            on_status=self._status_seen,
+            on_status=self.recorder.status_seen,
             state_file=self.state_path,
             stall=StallRule(self.settings.stall_seconds, self.api, self._progress_view),
         )
@@ -299,23 +301,6 @@ class Orchestrator:
         self.log.info(f"attach to the {first}: {line}  (or {', '.join(others)} instead)")
         self.log.info(f"after the run: {baton_command('report', path)}")
 
-    def _status_seen(self, role: Role, terminal_id: str, status: str, previous: str | None) -> None:
-        """A wait saw a terminal change status: record it (and a dialog waiting for an answer)."""
-        state = self.state
-        where = (
-            {
-                "round": state.current_round,
-                "phase": state.current_phase,
-                "cycle": state.current_cycle,
-            }
-            if state is not None
-            else {}
-        )
-        fields = {"role": role.output_key, "terminal_id": terminal_id, **where}
-        self.events.emit(EventKind.STATUS, **fields, status=status, previous=previous)
-        if status == TerminalStatus.WAITING_USER_ANSWER:
-            self.events.emit(EventKind.WAITING, **fields, hint=waiting_hint(role, self.state_path))
-
     def _settle_team(self) -> None:
         """A run ending while its last terminals are created records them before its save."""
         if self.team is None or not self.team.pending:
@@ -334,38 +319,6 @@ class Orchestrator:
         self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
         return self.watcher
 
-    def _outage(self, report: OutageReport) -> None:
-        """The server stopped or started answering again: one line, one event, each."""
-        window = format_duration(report.window_seconds)
-        fields = {
-            "api": report.base_url,
-            "cause": report.cause,
-            "window_seconds": report.window_seconds,
-        }
-        if report.phase is OutagePhase.BEGAN:
-            self.log.warning(
-                f"server {report.base_url} not answering; waiting up to {window} "
-                f"(SERVER_OUTAGE_SECONDS) for it to come back ({report.cause})"
-            )
-            self.events.emit(EventKind.SERVER_DOWN, **fields)
-        elif report.phase is OutagePhase.LONG:
-            self.events.emit(EventKind.SERVER_STILL_DOWN, **fields, seconds=report.seconds)
-        else:
-            self.log.info(
-                f"server {report.base_url} answering again after {format_duration(report.seconds)}"
-            )
-            self.events.emit(EventKind.SERVER_BACK, **fields, seconds=round(report.seconds, 3))
-
-    def _reminded(self, role: Role, terminal_id: str, number: int) -> None:
-        """Record a reminder sent to an agent that had not written its response file."""
-        self.events.emit(
-            EventKind.REMINDER,
-            role=role.output_key,
-            terminal_id=terminal_id,
-            reminder=number,
-            limit=self.settings.max_file_reminders,
-        )
-
     def _progress_view(self, output_key: str) -> Callable[[str], str]:
         """What of a role's output counts as progress, by the provider it runs."""
         return progress_view_for(
@@ -375,41 +328,6 @@ class Orchestrator:
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""
         return {key: self.settings.provider_for(key) for key in ROLE_BY_TERMINAL}
-
-    def _report_finished(self, state: RunState) -> int:
-        """A run that already ended: complete an interrupted exit, or say so; its result."""
-        if state.exit_complete is False:
-            # Killed after its result was saved: finish that exit instead of a new run.
-            self.log.info(
-                f"the run in {self.state_path} had finished with {state.final_status} in "
-                f"round {state.current_round} when it was stopped; completing its exit"
-            )
-            self._commit_interrupted_pass(state)
-            if self.settings.cleanup_on_exit:
-                cleanup_terminals(self.api, state, self.log)
-            state.exit_complete = True
-            save_state(state, self.state_path)
-            return 0 if state.final_status == FinalStatus.PASS else 1
-        self.log.info(
-            f"the run in {self.state_path} already finished with {state.final_status} in "
-            f"round {state.current_round}; nothing to resume (unset RESUME to start a new run)"
-        )
-        return 0 if state.final_status == FinalStatus.PASS else 1
-
-    def _commit_interrupted_pass(self, state: RunState) -> None:
-        """A PASS killed before POST_GIT_COMMIT committed it: commit it now, once."""
-        archive = Path(state.archive_dir) if state.archive_dir else None
-        if state.final_status != FinalStatus.PASS or not self.settings.post_git_commit:
-            return
-        if archive is None or not archive.is_dir():
-            return
-        events = RunEvents(archive, listeners=self.events.listeners)
-        if events.path is None or not events.path.is_file():
-            return
-        earlier = list(read_events(events.path))
-        if any(e.get("event") == EventKind.GIT_COMMIT.value for e in earlier):
-            return
-        commit_on_pass(self.settings, state, events, earlier, self.log)
 
     def _shutdown(self) -> None:
         """Every exit path: save the state (if the team exists) and clean up if asked.
