@@ -49,7 +49,8 @@ class TeamServer:
 
     server: ServerProcess
     brain: Brain
-    # The model server of each CLI (`codex`, `claude_code`, `gemini_cli`), for what it reported.
+    # The model server of each CLI (`codex`, `claude_code`, `gemini_cli`, `opencode`), for
+    # what it reported.
     models: dict[str, Any] = field(default_factory=dict)
 
 
@@ -66,7 +67,8 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 
 @contextmanager
 def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[TeamServer]:
-    """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`) and `baton serve`."""
+    """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`, `opencode`) and
+    `baton serve`."""
     env: dict[str, str] = {}
     models: dict[str, Any] = {}
     with ExitStack() as stack:
@@ -94,6 +96,14 @@ def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[T
             model = stack.enter_context(gemini_model_server(brain))
             models["gemini_cli"] = model
             _merge_env(env, gemini_environment(tmp_path / "gemini-home", model))
+        if "opencode" in providers:
+            require_cli("opencode")
+            from tests.e2e.model.openai_responses import openai_model_server
+            from tests.e2e.model.opencode_home import opencode_environment
+
+            model = stack.enter_context(openai_model_server(brain, error_status=400))
+            models["opencode"] = model
+            _merge_env(env, opencode_environment(tmp_path / "opencode-home", model))
         if "PATH" in env:
             env["PATH"] = os.pathsep.join([env["PATH"], os.environ.get("PATH", "")])
         server = stack.enter_context(running_baton_server(tmp_path, env=env))
