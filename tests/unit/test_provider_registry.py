@@ -26,7 +26,13 @@ def _installed(monkeypatch: pytest.MonkeyPatch, **points: str) -> None:
 
 def test_builtins_are_known_without_any_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
     _installed(monkeypatch)
-    assert providers.provider_names() == ("scripted", "codex", "claude_code", "gemini_cli")
+    assert providers.provider_names() == (
+        "scripted",
+        "codex",
+        "claude_code",
+        "gemini_cli",
+        "opencode",
+    )
     assert isinstance(providers.get_provider("codex"), CodexProvider)
 
 

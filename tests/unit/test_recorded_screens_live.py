@@ -15,6 +15,7 @@ from baton.providers.base import Provider
 from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
 from baton.providers.gemini_cli import GeminiCliProvider
+from baton.providers.opencode import OpenCodeProvider
 from baton.screen import normalize_screen
 from baton.server.emulator import PaneEmulator
 
@@ -28,6 +29,7 @@ PROVIDERS: dict[str, Provider] = {
     "codex": CodexProvider(),
     "claude_code": ClaudeCodeProvider(),
     "gemini_cli": GeminiCliProvider(),
+    "opencode": OpenCodeProvider(),
 }
 
 

@@ -37,6 +37,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "codex": "baton.providers.codex:CodexProvider",
     "claude_code": "baton.providers.claude_code:ClaudeCodeProvider",
     "gemini_cli": "baton.providers.gemini_cli:GeminiCliProvider",
+    "opencode": "baton.providers.opencode:OpenCodeProvider",
 }
 
 # The built-in names (kept for callers that list them; plugins are in `provider_names()`).
