@@ -160,6 +160,7 @@ def _turns(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> Non
 
 
 def _failures(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> None:
+    """A request the model refuses (HTTP 400): the turn ends in an error."""
     error_dir = _project(work, "error")
     terminal, pane = _create(recorder, "tester", error_dir)
     failed = recorder.turn(
@@ -167,6 +168,9 @@ def _failures(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> 
     )
     recorder.save_screens(failed, before=None)
 
+
+def _cancelled(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> None:
+    """A turn on a stalled model stream interrupted with Esc Esc: busy, armed, interrupted."""
     cancel_dir = _project(work, "cancel")
     terminal, pane = _create(recorder, "peer_programmer", cancel_dir)
     sent = recorder.client.post(
@@ -176,8 +180,14 @@ def _failures(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> 
     sent.raise_for_status()
     _wait_for(server, pane, "esc interrupt")
     recorder.save("cancel-busy--processing.txt", server.screen(pane))
-    # One Esc arms the interrupt, the second (pressed by the server once the first was
-    # drawn: the provider's after-interrupt key) cancels the turn.
+    # One Esc arms the interrupt for five seconds (pressed here in tmux, to record the
+    # armed screen, then left to lapse); the second cancels the turn. Through the API one
+    # Esc does both: the server presses the provider's after-interrupt Esc once the
+    # screen shows the first taken.
+    server.tmux("send-keys", "-t", pane, "Escape")
+    _wait_for(server, pane, "esc again to interrupt")
+    recorder.save("cancel-armed--processing.txt", server.screen(pane))
+    _wait_for(server, pane, "  esc interrupt")
     recorder.client.post(
         f"/terminals/{terminal['id']}/key", params={"key": "Escape"}
     ).raise_for_status()
@@ -185,6 +195,9 @@ def _failures(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> 
     time.sleep(1.0)
     recorder.save("cancel--idle.txt", server.screen(pane))
 
+
+def _question(recorder: OpenCodeRecorder, server: ServerProcess, work: Path) -> None:
+    """The agent asks with OpenCode's question tool; the first option is taken."""
     ask_dir = _project(work, "ask")
     terminal, pane = _create(recorder, "system_analyst", ask_dir)
     recorder.client.post(
@@ -281,7 +294,7 @@ def record_served(out: Path, work: Path) -> None:
     brain = RecordingBrain(
         behaviours={
             "analyst": Misbehaviour.SLOW,
-            "programmer_review": Misbehaviour.SLOW,
+            "programmer_review": Misbehaviour.STALL,
             "tester": Misbehaviour.HTTP_500,
         },
         slow_seconds=2.0,
@@ -292,9 +305,8 @@ def record_served(out: Path, work: Path) -> None:
             recorder = OpenCodeRecorder(
                 server, _as_model(model), out, provider="opencode", hook_file=EVENT_LOG_FILE
             )
-            _turns(recorder, server, work)
-            _failures(recorder, server, work)
-            _resumed(recorder, server, work)
+            for scenario in (_turns, _failures, _cancelled, _question, _resumed):
+                scenario(recorder, server, work)
         record_permission(out, work, model)
 
 

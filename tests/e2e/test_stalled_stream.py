@@ -1,8 +1,8 @@
 """A stalled model stream under the real CLIs: the turn is interrupted, asked again, PASS.
 
 The scripted model server accepts the analyst's first request and never sends a byte
-(Misbehaviour.STALL), the way a hung model stream leaves Codex or Claude Code busy with
-only its spinner turning. With a short STALL_SECONDS, `baton run` must see no progress
+(Misbehaviour.STALL), the way a hung model stream leaves Codex, Claude Code or OpenCode
+busy with only its spinner turning. With a short STALL_SECONDS, `baton run` must see no progress
 in `baton serve`'s `quiet_seconds`, press the CLI's interrupt key (Esc), send the prompt
 again, and run the loop to its real FAIL-then-PASS end.
 """
@@ -22,7 +22,7 @@ from baton.orchestrator.events import read_events
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
 
-@pytest.mark.parametrize("provider", ["codex", "claude_code"])
+@pytest.mark.parametrize("provider", ["codex", "claude_code", "opencode"])
 def test_a_stalled_stream_is_interrupted_and_the_loop_passes(tmp_path: Path, provider: str) -> None:
     brain = Brain(behaviours={"analyst": Misbehaviour.STALL})
     project = write_sample_project(tmp_path / "project")

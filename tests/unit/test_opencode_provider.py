@@ -391,3 +391,13 @@ def test_a_resumed_cli_rests_whatever_its_sessions_last_turn_shows(tmp_path: Pat
     provider = OpenCodeProvider()
     assert provider.status(screen, ctx) is TerminalStatus.IDLE
     assert provider.turn_record(ctx) is None
+
+
+def test_the_second_esc_waits_for_the_first_to_arm_the_interrupt() -> None:
+    """Two Escs read together are one Alt-Esc, which interrupts nothing: the server sends
+    the second (the after-interrupt key) once the screen shows the first taken."""
+    provider = OpenCodeProvider()
+    assert not provider.interrupt_taken(_screen("cancel-busy--processing.txt"))
+    assert provider.interrupt_taken(_screen("cancel-armed--processing.txt"))
+    assert provider.interrupt_taken(_screen("cancel--idle.txt"))  # the turn ended anyway
+    assert not provider.interrupt_taken("\n" * 40)  # a view being drawn

@@ -56,6 +56,7 @@ EVENT_LOG_FILE = "opencode-events.jsonl"
 # A multi-line paste folded in the input box: `[Pasted ~4 lines]`.
 _PASTE_FOLD = re.compile(r"\[Pasted ~?\d+ lines?\]")
 _SESSION_ID = re.compile(r"ses_[0-9A-Za-z]{8,64}")
+_ARMED = "esc again to interrupt"
 # How long a launched CLI reads as starting while its plugin has not loaded (a user's
 # config may keep plugins out: after this the screen decides alone).
 _STARTUP_SECONDS = 90.0
@@ -70,8 +71,8 @@ class OpenCodeProvider(Provider):
     # Ctrl-C clears the input box; on an empty one it asks to be pressed again, then quits.
     exit_keys = ("C-c", "C-c", "C-c")
     # Esc arms the interrupt (`esc again to interrupt`, for 5 s); a second Esc cancels the
-    # turn (`▣ … · interrupted`). Pressed together, the two read as one Alt-Esc, so the
-    # second waits until the first has been drawn.
+    # turn (`▣ … · interrupted`). Read together, the two are one Alt-Esc that does nothing,
+    # so the second follows once the screen shows the first taken (`interrupt_taken`).
     interrupt_keys = ("Escape",)
     after_interrupt_keys = ("Escape",)
     working_indicator = WORKING_INDICATOR
@@ -113,6 +114,12 @@ class OpenCodeProvider(Provider):
 
     def input_pending(self, screen: str) -> bool:
         return bool(box_text(screen))
+
+    def interrupt_taken(self, screen: str) -> bool:
+        """The first Esc armed the interrupt (`esc again to interrupt`), or no turn runs
+        (the box drawn, its status row still)."""
+        parsed = parse_screen(screen)
+        return parsed.has_input and (not parsed.busy or _ARMED in parsed.status_row)
 
     # -- status ----------------------------------------------------------------------------
 
