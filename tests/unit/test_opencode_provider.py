@@ -373,6 +373,8 @@ def test_the_final_answer_stored_ends_the_turn_before_the_session_rests(
     assert provider.status(busy, ctx) is expected
     # Nothing is typed into the CLI until its session rests.
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=True)
+    answered = expected is TerminalStatus.COMPLETED
+    assert (provider.last_message(busy, ctx) == "The second answer.") is answered
     # A screen showing a newer prompt after the footer is not this turn's end.
     lines = _screen("turn1-last--processing.txt").split("\n")
     footer = max(i for i, line in enumerate(lines) if "▣  Build" in line)

@@ -202,7 +202,8 @@ class OpenCodeProvider(Provider):
     def last_message(self, history: str, ctx: TerminalContext) -> str:
         from_screen = extract_last_message(history)
         log = self._log(ctx)
-        if log.is_open() is not False:
+        open_turn = log.is_open()
+        if open_turn is None or (open_turn and not log.answered()):
             return from_screen
         end = log.turn_end()
         if end is not None and end.failed:
