@@ -34,7 +34,7 @@ FURNITURE = (
             "claude_code",
             "✶ Razzmatazzing… (2s · ↓ 8 tokens)",
         ),
-        ("opencode/turn1--completed.txt", "opencode", "▣  Build · Baton scripted · 14.5s"),
+        ("opencode/turn1--completed.txt", "opencode", "▣  Build · Baton scripted · 12.3s"),
         ("opencode/turn1-first--processing.txt", "opencode", "▣  Build · Baton scripted"),
     ],
 )
