@@ -9,6 +9,7 @@ CLAUDE_CODE_VERSION=2.1.328
 GEMINI_CLI_VERSION=0.61.0
 QWEN_CODE_VERSION=0.24.4
 COPILOT_VERSION=1.0.102
+OPENCODE_VERSION=1.18.33
 # Qwen Code needs Node.js 22 or newer. The pinned Node.js from the npm registry
 # (node-linux-<arch>) is installed into .tools/node and runs Qwen Code alone, through
 # .tools/agents/bin/qwen; the other CLIs keep the machine's node.
@@ -35,14 +36,14 @@ esac
 
 # The script's own Copilot calls use .tools/copilot-cache, whatever the caller's setting.
 export COPILOT_PKG_CACHE_HOME="$PWD/$copilot_cache"
-want="codex-cli $CODEX_VERSION|$CLAUDE_CODE_VERSION (Claude Code)|$GEMINI_CLI_VERSION|v$QWEN_NODE_VERSION $QWEN_CODE_VERSION|Copilot binary version: $COPILOT_VERSION unpacked"
-have="$("$prefix/node_modules/.bin/codex" --version 2>/dev/null || true)|$("$prefix/node_modules/.bin/claude" --version 2>/dev/null || true)|$(GEMINI_CLI_NO_RELAUNCH=true "$prefix/node_modules/.bin/gemini" --version 2>/dev/null || true)|$("$node_prefix/node_modules/.bin/node" --version 2>/dev/null || true) $("$prefix/bin/qwen" --version 2>/dev/null || true)|$("$prefix/bin/copilot" --binary-version 2>/dev/null || true)$([ -e "$copilot_cache/pkg/linux-$node_arch/$COPILOT_VERSION/.extraction-complete" ] && echo " unpacked" || true)"
+want="codex-cli $CODEX_VERSION|$CLAUDE_CODE_VERSION (Claude Code)|$GEMINI_CLI_VERSION|v$QWEN_NODE_VERSION $QWEN_CODE_VERSION|Copilot binary version: $COPILOT_VERSION unpacked|$OPENCODE_VERSION"
+have="$("$prefix/node_modules/.bin/codex" --version 2>/dev/null || true)|$("$prefix/node_modules/.bin/claude" --version 2>/dev/null || true)|$(GEMINI_CLI_NO_RELAUNCH=true "$prefix/node_modules/.bin/gemini" --version 2>/dev/null || true)|$("$node_prefix/node_modules/.bin/node" --version 2>/dev/null || true) $("$prefix/bin/qwen" --version 2>/dev/null || true)|$("$prefix/bin/copilot" --binary-version 2>/dev/null || true)$([ -e "$copilot_cache/pkg/linux-$node_arch/$COPILOT_VERSION/.extraction-complete" ] && echo " unpacked" || true)|$("$prefix/node_modules/.bin/opencode" --version 2>/dev/null || true)"
 if [ "$have" != "$want" ]; then
     mkdir -p "$prefix/bin" "$node_prefix"
     npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
         "@openai/codex@$CODEX_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
         "@google/gemini-cli@$GEMINI_CLI_VERSION" "@qwen-code/qwen-code@$QWEN_CODE_VERSION" \
-        "@github/copilot@$COPILOT_VERSION" >/dev/null
+        "@github/copilot@$COPILOT_VERSION" "opencode-ai@$OPENCODE_VERSION" >/dev/null
     npm install --prefix "$node_prefix" --no-audit --no-fund --loglevel=error \
         "node-linux-$node_arch@$QWEN_NODE_VERSION" >/dev/null
     # Qwen Code on the pinned Node.js, whatever node comes first on PATH.

@@ -4,7 +4,9 @@ The server reads each CLI's own record (Codex's rollout `token_count`, Claude Co
 transcript `usage`, the scripted agent's usage file) and reports it through
 `GET /terminals/{id}/usage`; the orchestrator turns successive readings into per-turn
 deltas and cost. `input_tokens` counts every prompt token, cached ones included;
-`cached_input_tokens` is the part served from the provider's prompt cache.
+`cached_input_tokens` is the part served from the provider's prompt cache. `cost_usd` is
+what the CLI itself says the tokens cost, for a CLI that prices them (OpenCode); None
+leaves the pricing to the orchestrator's price table.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class Usage:
     cached_input_tokens: int = 0
     output_tokens: int = 0
     model: str | None = None
+    cost_usd: float | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -36,6 +39,7 @@ class Usage:
             "cached_input_tokens": self.cached_input_tokens,
             "output_tokens": self.output_tokens,
             "model": self.model,
+            "cost_usd": self.cost_usd,
         }
 
     @classmethod
@@ -48,7 +52,12 @@ class Usage:
                 return None
             counts[name] = value
         model = data.get("model")
-        return cls(**counts, model=model if isinstance(model, str) and model else None)
+        cost = data.get("cost_usd")
+        return cls(
+            **counts,
+            model=model if isinstance(model, str) and model else None,
+            cost_usd=_dollars(cost),
+        )
 
     def minus(self, earlier: Usage) -> Usage:
         """What was spent since `earlier`; a counter that went back (a restarted CLI) counts
@@ -59,9 +68,20 @@ class Usage:
             or self.cached_input_tokens < earlier.cached_input_tokens
         ):
             return self
+        cost = self.cost_usd
+        if cost is not None and earlier.cost_usd is not None:
+            cost = max(cost - earlier.cost_usd, 0.0)
         return Usage(
             self.input_tokens - earlier.input_tokens,
             self.cached_input_tokens - earlier.cached_input_tokens,
             self.output_tokens - earlier.output_tokens,
             self.model or earlier.model,
+            cost,
         )
+
+
+def _dollars(value: Any) -> float | None:
+    """A cost read from JSON: a number >= 0, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)

@@ -50,7 +50,7 @@ class TeamServer:
     server: ServerProcess
     brain: Brain
     # The model server of each CLI (`codex`, `claude_code`, `gemini_cli`, `qwen_code`,
-    # `copilot`), for what it reported.
+    # `copilot`, `opencode`), for what it reported.
     models: dict[str, Any] = field(default_factory=dict)
 
 
@@ -68,7 +68,7 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 @contextmanager
 def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[TeamServer]:
     """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`, `qwen_code`,
-    `copilot`) and `baton serve`."""
+    `copilot`, `opencode`) and `baton serve`."""
     env: dict[str, str] = {}
     models: dict[str, Any] = {}
     with ExitStack() as stack:
@@ -112,6 +112,14 @@ def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[T
             model = stack.enter_context(openai_chat_server(brain, COPILOT))
             models["copilot"] = model
             _merge_env(env, copilot_environment(tmp_path / "copilot-home", model))
+        if "opencode" in providers:
+            require_cli("opencode")
+            from tests.e2e.model.openai_responses import openai_model_server
+            from tests.e2e.model.opencode_home import opencode_environment
+
+            model = stack.enter_context(openai_model_server(brain, error_status=400))
+            models["opencode"] = model
+            _merge_env(env, opencode_environment(tmp_path / "opencode-home", model))
         if "PATH" in env:
             env["PATH"] = os.pathsep.join([env["PATH"], os.environ.get("PATH", "")])
         server = stack.enter_context(running_baton_server(tmp_path, env=env))

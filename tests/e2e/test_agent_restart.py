@@ -1,7 +1,7 @@
 """A real agent CLI killed mid-turn is restarted in its terminal, resuming its conversation.
 
-`baton run` → `baton serve` → Codex / Claude Code / Gemini CLI / Qwen Code / Copilot CLI
-against the scripted model servers.
+`baton run` → `baton serve` → Codex / Claude Code / Gemini CLI / Qwen Code / Copilot CLI /
+OpenCode against the scripted model servers.
 While the programmer works on its second turn (so the CLI has a conversation to resume),
 its CLI process is found by `BATON_TERMINAL_ID` and killed with SIGKILL. The loop must
 still reach its FAIL-then-PASS result, with one restart of the programmer.
@@ -67,7 +67,9 @@ class _Killer(threading.Thread):
             return
 
 
-@pytest.mark.parametrize("provider", ["codex", "claude_code", "gemini_cli", "qwen_code", "copilot"])
+@pytest.mark.parametrize(
+    "provider", ["codex", "claude_code", "gemini_cli", "qwen_code", "copilot", "opencode"]
+)
 def test_cli_killed_mid_turn_is_restarted_and_the_loop_passes(
     tmp_path: Path, provider: str
 ) -> None:

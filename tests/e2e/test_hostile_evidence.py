@@ -1,7 +1,7 @@
 """A failing test that prints a paste end, Ctrl-U and `/exit`: real CLIs still reach PASS.
 
-`baton run` → `baton serve` → Codex / Claude Code / Gemini CLI / Qwen Code / Copilot CLI
-against the scripted model servers.
+`baton run` → `baton serve` → Codex / Claude Code / Gemini CLI / Qwen Code / Copilot CLI /
+OpenCode against the scripted model servers.
 Round 1's failing unit test prints `ESC[201~`, Ctrl-U, `/exit` and a carriage return in
 its failure message. The tester (the CLI's shell tool running the real test command)
 writes those raw bytes into its evidence, which round 2's analyst prompt quotes. Forwarded
@@ -51,7 +51,9 @@ def _terminal_statuses(client: httpx.Client) -> dict[str, str]:
     return statuses
 
 
-@pytest.mark.parametrize("provider", ["codex", "claude_code", "gemini_cli", "qwen_code", "copilot"])
+@pytest.mark.parametrize(
+    "provider", ["codex", "claude_code", "gemini_cli", "qwen_code", "copilot", "opencode"]
+)
 def test_hostile_test_output_reaches_the_next_analyst_as_text(
     tmp_path: Path, provider: str
 ) -> None:

@@ -1,9 +1,9 @@
 """A stalled model stream under the real CLIs: the turn is interrupted, asked again, PASS.
 
 The scripted model server accepts the analyst's first request and never sends a byte
-(Misbehaviour.STALL), the way a hung model stream leaves Codex, Claude Code or Copilot CLI
-busy with only its spinner turning. With a short STALL_SECONDS, `baton run` must see no
-progress in `baton serve`'s `quiet_seconds`, press the CLI's interrupt key (Esc; Ctrl-C
+(Misbehaviour.STALL), the way a hung model stream leaves Codex, Claude Code, Copilot CLI or
+OpenCode busy with only its spinner turning. With a short STALL_SECONDS, `baton run` must see
+no progress in `baton serve`'s `quiet_seconds`, press the CLI's interrupt key (Esc; Ctrl-C
 for Copilot CLI), send the prompt again, and run the loop to its real FAIL-then-PASS end.
 """
 
@@ -22,8 +22,15 @@ from baton.orchestrator.events import read_events
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
 
+# OpenCode's first prompt in a process loads its model providers before the first request
+# leaves: 10 to 25 s without a change on screen on a loaded machine, a stall by a 10 s
+# measure (interrupted, its prompt sent again, that first request is the one that stalls).
+_STALL_SECONDS = {"codex": "10", "claude_code": "10", "copilot": "10", "opencode": "40"}
+
+
 @pytest.mark.parametrize(
-    ("provider", "keys"), [("codex", "Escape"), ("claude_code", "Escape"), ("copilot", "C-c")]
+    ("provider", "keys"),
+    [("codex", "Escape"), ("claude_code", "Escape"), ("copilot", "C-c"), ("opencode", "Escape")],
 )
 def test_a_stalled_stream_is_interrupted_and_the_loop_passes(
     tmp_path: Path, provider: str, keys: str
@@ -31,7 +38,7 @@ def test_a_stalled_stream_is_interrupted_and_the_loop_passes(
     brain = Brain(behaviours={"analyst": Misbehaviour.STALL})
     project = write_sample_project(tmp_path / "project")
     with team_server(tmp_path, brain, {provider}) as team:
-        result = run_loop(team, project, provider=provider, STALL_SECONDS="10")
+        result = run_loop(team, project, provider=provider, STALL_SECONDS=_STALL_SECONDS[provider])
     assert result.returncode == 0, result.stderr[-3000:]
     assert brain.stalls_taken("analyst") == 1  # the stream really stalled once
     assert result.tester_verdicts() == ["RESULT: FAIL", "RESULT: PASS"]

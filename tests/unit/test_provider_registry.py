@@ -33,6 +33,7 @@ def test_builtins_are_known_without_any_metadata(monkeypatch: pytest.MonkeyPatch
         "gemini_cli",
         "qwen_code",
         "copilot",
+        "opencode",
     )
     assert isinstance(providers.get_provider("codex"), CodexProvider)
 

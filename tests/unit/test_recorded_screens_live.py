@@ -16,6 +16,7 @@ from baton.providers.claude_code import ClaudeCodeProvider
 from baton.providers.codex import CodexProvider
 from baton.providers.copilot_cli import CopilotCliProvider
 from baton.providers.gemini_cli import GeminiCliProvider
+from baton.providers.opencode import OpenCodeProvider
 from baton.providers.qwen_code import QwenCodeProvider
 from baton.screen import normalize_screen
 from baton.server.emulator import PaneEmulator
@@ -32,6 +33,7 @@ PROVIDERS: dict[str, Provider] = {
     "gemini_cli": GeminiCliProvider(),
     "qwen_code": QwenCodeProvider(),
     "copilot": CopilotCliProvider(),
+    "opencode": OpenCodeProvider(),
 }
 
 

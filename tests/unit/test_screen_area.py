@@ -1,4 +1,5 @@
-"""The agent panel's text: recorded Codex and Claude Code screens without their furniture."""
+"""The agent panel's text: recorded Codex, Claude Code and OpenCode screens without their
+furniture."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ FURNITURE = (
     "bypass permissions on",
     "for agents",
     "/effort",
+    "Build auto · Baton scripted OpenAI",
+    "esc interrupt",
+    "LSPs are disabled",
 )
 
 
@@ -30,6 +34,8 @@ FURNITURE = (
             "claude_code",
             "✶ Razzmatazzing… (2s · ↓ 8 tokens)",
         ),
+        ("opencode/turn1--completed.txt", "opencode", "▣  Build · Baton scripted · 12.3s"),
+        ("opencode/turn1-first--processing.txt", "opencode", "▣  Build · Baton scripted"),
     ],
 )
 def test_the_panel_ends_with_the_work_not_the_footer(

@@ -206,3 +206,48 @@ def test_meter_resumes_counting_from_the_record(tmp_path: Path) -> None:
     assert meter.spent == Spent(110, 0.5)
     assert meter.after_turn("analyst", "0a1b2c3d", {}) == Usage(50, 0, 5, "m")
     assert meter.spent.tokens == 165
+
+
+def test_a_clis_own_cost_travels_with_its_counts() -> None:
+    usage = Usage(300, 100, 50, "m", cost_usd=0.25)
+    assert Usage.from_json(usage.to_json()) == usage
+    assert Usage.from_json({**usage.to_json(), "cost_usd": -1}) == Usage(300, 100, 50, "m")
+    assert usage.minus(Usage(100, 0, 20, "m", cost_usd=0.05)) == Usage(
+        200,
+        100,
+        30,
+        "m",
+        cost_usd=pytest.approx(0.2),  # type: ignore[arg-type]
+    )
+    assert usage.minus(Usage(100, 0, 20)) == Usage(200, 100, 30, "m", cost_usd=0.25)
+
+
+def test_meter_takes_the_clis_own_cost_over_the_price_table(tmp_path: Path) -> None:
+    first, second = Usage(1000, 0, 100, "gpt-5", 0.5), Usage(3000, 0, 300, "gpt-5", 1.25)
+    source = _Readings(first, first)
+    meter, log = _meter(source, tmp_path)
+    meter.after_turn("analyst", "0a1b2c3d", {})
+    source.answers = [second, second]
+    meter.after_turn("analyst", "0a1b2c3d", {})
+    assert [event["cost_usd"] for event in read_events(log)] == pytest.approx([0.5, 0.75])
+    assert meter.spent.cost_usd == pytest.approx(1.25)
+    # A resumed run counts the CLI's cost on from its record.
+    resumed = TokenMeter(
+        _Readings(Usage(5000, 0, 400, "gpt-5", 2.0)),
+        DEFAULT_PRICES,
+        RunEvents(tmp_path / "again"),
+        RunLog(io.StringIO()),
+        list(read_events(log)),
+        settle_seconds=0,
+    )
+    assert resumed.after_turn("analyst", "0a1b2c3d", {}) == Usage(
+        2000,
+        0,
+        100,
+        "gpt-5",
+        cost_usd=pytest.approx(0.75),  # type: ignore[arg-type]
+    )
+    # A turn the CLI gives no cost for (its catalogue has no price) is priced from the table.
+    source.answers = [Usage(4000, 0, 300, "gpt-5", 1.25)] * 2
+    meter.after_turn("analyst", "0a1b2c3d", {})
+    assert list(read_events(log))[-1]["cost_usd"] == pytest.approx(1000 * 1.25 / 1e6)

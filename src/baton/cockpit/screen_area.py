@@ -1,6 +1,6 @@
 """The part of an agent's screen worth a small panel: its work, not its furniture.
 
-Codex and Claude Code end every screen with their composer (input box) and status or
+Codex, Claude Code and OpenCode end every screen with their composer (input box) and status or
 footer rows: the model, the folder, `? for shortcuts`, `⏵⏵ bypass permissions on`.
 In a panel a dozen lines tall those rows would be all one sees. `working_area` cuts the
 screen above the composer (found by the provider's own screen reader), then drops
@@ -15,6 +15,7 @@ import re
 
 from baton.providers.claude_screen import parse_screen as parse_claude
 from baton.providers.codex_screen import split_screen as split_codex
+from baton.providers.opencode_screen import parse_screen as parse_opencode
 from baton.screen import normalize_screen
 
 __all__ = ["working_area"]
@@ -39,6 +40,11 @@ def working_area(screen: str, provider: str, rows: int) -> str:
         parts = split_codex(screen)
         if parts.composer is not None and all(_is_furniture(line) for line in parts.below_composer):
             lines = lines[: parts.composer]
+    elif provider == "opencode":
+        # The transcript above the box, cut to its width (a wide pane's sidebar dropped).
+        opencode = parse_opencode(screen)
+        if opencode.has_input:
+            lines = opencode.transcript
     while lines and _is_furniture(lines[-1]):
         lines.pop()
     # Runs of blank lines (a CLI's vertical padding) take one row, not five.

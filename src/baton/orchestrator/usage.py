@@ -174,6 +174,7 @@ class TokenMeter:
                 before.cached_input_tokens + delta.cached_input_tokens,
                 before.output_tokens + delta.output_tokens,
                 delta.model or before.model,
+                _added(before.cost_usd, delta.cost_usd),
             )
             tokens += delta.total_tokens
             cost += float(event.get("cost_usd") or 0.0)
@@ -216,7 +217,7 @@ class TokenMeter:
                 continue
             delta = reading.minus(self._seen.get(terminal_id, Usage()))
             tokens += delta.total_tokens
-            cost += price.cost(delta) if (price := price_for(delta.model, self.prices)) else 0.0
+            cost += _priced(delta, self.prices) or 0.0
         return Spent(tokens, cost)
 
     def after_turn(self, role: str, terminal_id: str, where: Mapping[str, object]) -> Usage | None:
@@ -283,8 +284,9 @@ class TokenMeter:
         return reading
 
     def _cost(self, delta: Usage) -> float | None:
-        price = price_for(delta.model, self.prices)
-        if price is None:
+        """The CLI's own cost of the turn where it reports one, else the price table's."""
+        priced = _priced(delta, self.prices)
+        if priced is None:
             name = delta.model or "(unnamed)"
             if name not in self._unpriced:
                 self._unpriced.add(name)
@@ -292,5 +294,17 @@ class TokenMeter:
                     f"no price for model {name}: its tokens count $0; add it under `prices` "
                     "in the JSON config"
                 )
-            return None
-        return price.cost(delta)
+        return priced
+
+
+def _priced(delta: Usage, prices: Mapping[str, Price]) -> float | None:
+    """What `delta` cost: the CLI's own figure when it gives one (OpenCode prices every
+    message from its model catalog), else the model's price; None when neither is known."""
+    if delta.cost_usd:
+        return delta.cost_usd
+    price = price_for(delta.model, prices)
+    return price.cost(delta) if price is not None else None
+
+
+def _added(before: float | None, more: float | None) -> float | None:
+    return None if before is None and more is None else (before or 0.0) + (more or 0.0)

@@ -39,6 +39,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "gemini_cli": "baton.providers.gemini_cli:GeminiCliProvider",
     "qwen_code": "baton.providers.qwen_code:QwenCodeProvider",
     "copilot": "baton.providers.copilot_cli:CopilotCliProvider",
+    "opencode": "baton.providers.opencode:OpenCodeProvider",
 }
 
 # The built-in names (kept for callers that list them; plugins are in `provider_names()`).

@@ -106,7 +106,8 @@ class Provider(ABC):
     # (a stalled turn is interrupted this way before its prompt is sent again).
     interrupt_keys: ClassVar[tuple[str, ...]] = ("Escape",)
     # tmux key names pressed once an interrupted CLI has settled (a CLI that puts the
-    # interrupted prompt back into its input box gets it cleared, so a resend is clean).
+    # interrupted prompt back into its input box gets it cleared, so a resend is clean;
+    # one that wants the interrupt key pressed twice gets the second press).
     after_interrupt_keys: ClassVar[tuple[str, ...]] = ()
     # Seconds after the submit keys with no new turn started after which a message still
     # sitting in the input box (`input_pending`) is submitted once more; None: never. For
@@ -166,6 +167,12 @@ class Provider(ABC):
         The default has none; a CLI that reports no end for an interrupted turn (Claude
         Code's hooks) records one here, so its status follows the screen again.
         """
+        return None
+
+    def interrupt_taken(self, screen: str) -> bool | None:
+        """Whether `screen` shows the CLI took the interrupt key, so `after_interrupt_keys`
+        may follow; None (the default) when the screen cannot tell: they follow once it
+        stops changing."""
         return None
 
     def paste_shown(self, screen: str, text: str) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import BadRequestError, NotFoundError
+from baton.providers.base import Provider
 from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
 
@@ -40,6 +41,7 @@ OUTPUT_RANGE_MAX_LENGTH = 1024 * 1024
 # wait for that) before the provider's after-interrupt keys are pressed.
 _SETTLE_STILL_SECONDS = 0.3
 _SETTLE_LIMIT_SECONDS = 3.0
+_TAKEN_LIMIT_SECONDS = 10.0
 
 # tmux key names a client may press one at a time (CAO's set and the keys a dialog wants):
 # never a way to type arbitrary text or tmux commands.
@@ -115,20 +117,28 @@ class TerminalControls:
         if key in provider.interrupt_keys:
             provider.interrupted(ctx)
             if provider.after_interrupt_keys:
-                self._wait_still(record)
+                self._wait_taken(record, provider)
                 self.tmux.send_keys(record.pane, list(provider.after_interrupt_keys))
 
-    def _wait_still(self, record: TerminalRecord) -> None:
-        """Until the screen stops changing (the interrupted CLI has redrawn), or a limit."""
-        deadline = time.monotonic() + _SETTLE_LIMIT_SECONDS
+    def _wait_taken(self, record: TerminalRecord, provider: Provider) -> None:
+        """Until the screen shows the interrupt taken (the provider's reading), else until
+        it stops changing (the interrupted CLI has redrawn); at most a limit. A key pressed
+        before the CLI read the previous one may be read with it as one (Esc Esc as Alt-Esc),
+        so a CLI whose screen tells is given longer."""
         screen = self.terminals.reader.screen(record)
+        tells = provider.interrupt_taken(screen) is not None
+        limit = _TAKEN_LIMIT_SECONDS if tells else _SETTLE_LIMIT_SECONDS
+        deadline = time.monotonic() + limit
         still_since = time.monotonic()
         while time.monotonic() < deadline:
+            taken = provider.interrupt_taken(screen)
+            if taken:
+                return
             time.sleep(0.05)
             now = self.terminals.reader.screen(record)
             if now != screen:
                 screen, still_since = now, time.monotonic()
-            elif time.monotonic() - still_since >= _SETTLE_STILL_SECONDS:
+            elif taken is None and time.monotonic() - still_since >= _SETTLE_STILL_SECONDS:
                 return
 
     def attach_info(self, terminal_id: str) -> dict[str, str]:

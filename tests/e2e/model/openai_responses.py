@@ -67,7 +67,9 @@ _INJECTED_PREFIXES = (
     "# AGENTS.md instructions",
     "<INSTRUCTIONS>",
 )
-_SHELL_TOOLS = ("exec_command", "shell_command", "shell")
+_SHELL_TOOLS = ("exec_command", "shell_command", "shell", "bash")
+# How OpenCode's title agent's instructions start (its side request for a session title).
+_TITLE_AGENT = "You are a title generator"
 
 
 @dataclass
@@ -79,6 +81,9 @@ class ModelServer:
     requests: list[dict[str, Any]] = field(default_factory=list)
     # Seconds between streamed chunks of the final message (0: all at once).
     stream_delay: float = 0.0
+    # The HTTP status of the HTTP_500 misbehaviour's error: 500, or a 4xx for a CLI that
+    # retries every 5xx (OpenCode waits and asks again, without end).
+    error_status: int = 500
     # Ask Codex to run every command outside its sandbox, which needs the user's
     # approval under `--ask-for-approval on-request` (records an approval dialog).
     escalate_commands: bool = False
@@ -169,9 +174,12 @@ def _output_text(output: Any) -> str:
 
 
 def _is_title_request(body: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
-    """Codex's side request for a thread title (structured output, no tools)."""
+    """A side request for a thread title: Codex's (structured output, no tools) or
+    OpenCode's (no tools, its title generator's instructions)."""
     text_format = (body.get("text") or {}).get("format") or {}
     if text_format.get("type") == "json_schema" and not body.get("tools"):
+        return True
+    if not body.get("tools") and _instructions_of(body).lstrip().startswith(_TITLE_AGENT):
         return True
     try:
         metadata = json.loads(headers.get("x-codex-turn-metadata", "{}"))
@@ -219,7 +227,9 @@ class _Responder:
         if behaviour is Misbehaviour.HTTP_500:
             brain.turn_closed(turn.prompt)
             error = {"message": "scripted model failure", "type": "server_error", "code": None}
-            return JSONResponse({"error": error}, status_code=500)
+            if self.server.error_status < 500:
+                error["type"] = "invalid_request_error"
+            return JSONResponse({"error": error}, status_code=self.server.error_status)
         if behaviour is Misbehaviour.CUT_STREAM:
             return _CutStream(self._created(), lambda: brain.turn_closed(turn.prompt))
         step = brain.next_step(
@@ -262,6 +272,9 @@ class _Responder:
             arguments = {"command": ["bash", "-lc", command]}
         elif name == "shell_command":
             arguments = {"command": command}
+        elif name == "bash":  # OpenCode's shell tool
+            first_line = command.strip().splitlines()[0] if command.strip() else "command"
+            arguments = {"command": command, "description": first_line[:60]}
         return {
             "type": "function_call",
             "id": self._next_id("fc"),
@@ -406,9 +419,13 @@ def _app(server: ModelServer) -> Starlette:
 
 
 @contextmanager
-def openai_model_server(brain: Brain, *, stream_delay: float = 0.0) -> Iterator[ModelServer]:
+def openai_model_server(
+    brain: Brain, *, stream_delay: float = 0.0, error_status: int = 500
+) -> Iterator[ModelServer]:
     """Serve the scripted model on a free loopback port for the duration of the block."""
-    server = ModelServer(base_url="", brain=brain, stream_delay=stream_delay)
+    server = ModelServer(
+        base_url="", brain=brain, stream_delay=stream_delay, error_status=error_status
+    )
     with running_app(_app(server)) as base_url:
         server.base_url = base_url
         yield server

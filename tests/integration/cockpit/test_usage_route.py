@@ -23,6 +23,7 @@ def test_usage_route_reports_the_agents_own_counts(baton_server: ServerProcess) 
             "cached_input_tokens": None,
             "output_tokens": None,
             "model": None,
+            "cost_usd": None,
         }
         message = "Say hello in one line."
         client.post(f"/terminals/{terminal_id}/input", params={"message": message})
@@ -32,4 +33,5 @@ def test_usage_route_reports_the_agents_own_counts(baton_server: ServerProcess) 
         assert usage["output_tokens"] > 0
         assert usage["cached_input_tokens"] == 0
         assert usage["model"] == "scripted"
+        assert usage["cost_usd"] is None  # the scripted agent prices nothing itself
         assert client.get("/terminals/0000000a/usage").status_code == 404

@@ -39,6 +39,7 @@ _UNKNOWN_USAGE: dict[str, Any] = {
     "cached_input_tokens": None,
     "output_tokens": None,
     "model": None,
+    "cost_usd": None,
 }
 
 

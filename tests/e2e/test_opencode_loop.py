@@ -1,0 +1,170 @@
+"""The whole loop with the real OpenCode offline: every role, a mixed team, a model error.
+
+OpenCode 1.18.33 talks to the scripted Responses API of tests/e2e/model/openai_responses.py
+on 127.0.0.1 (its `openai` provider with a `baseURL`, tests/e2e/model/opencode_home.py),
+which plays each role with `bash` tool calls that apply the sample project's patches,
+run its real tests and write the response files. Round 1's patch is wrong (a real
+FAIL), round 2's right (a real PASS).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.e2e.model.openai_responses import ModelServer
+from tests.e2e.model.opencode_home import MODEL, MODEL_COST
+from tests.e2e.team import StatusRecorder, run_loop, team_server
+from tests.e2e.test_agent_restart import _Killer
+from tests.e2e.test_full_loop import _assert_fail_then_pass, _project, _run_recorded, _turns_of
+
+from baton.orchestrator.events import read_events
+
+pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
+
+
+def _terminal_usage(team: Any) -> list[dict[str, Any]]:
+    with team.server.client() as client:
+        terminals = [
+            terminal
+            for session in client.get("/sessions").json()
+            for terminal in client.get(f"/sessions/{session['name']}/terminals").json()
+        ]
+        return [client.get(f"/terminals/{t['id']}/usage").json() for t in terminals]
+
+
+def _cost(sent: dict[str, int]) -> float:
+    """What OpenCode's config prices the scripted model's tokens at (its own formula)."""
+    fresh = sent["input_tokens"] - sent["cached_input_tokens"]
+    dollars = (
+        fresh * MODEL_COST["input"]
+        + sent["cached_input_tokens"] * MODEL_COST["cache_read"]
+        + sent["output_tokens"] * MODEL_COST["output"]
+    )
+    return dollars / 1_000_000
+
+
+def test_opencode_team_fail_then_pass(tmp_path: Path) -> None:
+    brain = Brain()
+    with team_server(tmp_path, brain, {"opencode"}) as team:
+        project = _project(tmp_path)
+        result = _run_recorded(team, project, provider="opencode")
+        model: ModelServer = team.models["opencode"]
+        usage = _terminal_usage(team)
+    _assert_fail_then_pass(result)
+    assert _turns_of(brain) == {
+        "analyst": 4,
+        "analyst_review": 4,
+        "programmer": 4,
+        "programmer_review": 4,
+        "tester": 2,
+    }
+    # The role profile reached the model in the system prompt, the prompt did not.
+    turns = [body for body in model.requests if body.get("tools")]
+    system = [
+        json.dumps([item for item in body["input"] if item.get("role") in ("system", "developer")])
+        for body in turns
+    ]
+    assert all("RESPONSE FILE" not in text for text in system)
+    assert any("Instructions from:" in text and "analyst" in text.lower() for text in system)
+    # Token usage and cost were read from OpenCode's own messages: what the model sent,
+    # priced by OpenCode from its config (Baton has no price for the model).
+    sent = model.conversation_usage()
+    total = {
+        key: sum(int(reading.get(key) or 0) for reading in usage)
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
+    }
+    assert total == sent, (total, sent)
+    assert {reading.get("model") for reading in usage} == {MODEL}
+    cost = sum(float(reading.get("cost_usd") or 0.0) for reading in usage)
+    assert cost == pytest.approx(_cost(sent), rel=1e-6)
+    tokens = [e for e in read_events(_events_file(project.root)) if e["event"] == "tokens"]
+    assert sum(float(e["cost_usd"]) for e in tokens) == pytest.approx(cost, rel=1e-6)
+
+
+def _events_file(root: Path) -> Path:
+    [path] = root.glob(".tmp/2*/events.jsonl")
+    return path
+
+
+def test_mixed_team_with_an_opencode_analyst_from_the_json_config(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    config = tmp_path / "loop.json"
+    config.write_text(
+        json.dumps(
+            {
+                "provider": "codex",
+                "agents": {
+                    "analyst": {"provider": "opencode"},
+                    "programmer": {"provider": "opencode"},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    brain = Brain()
+    with team_server(tmp_path, brain, {"codex", "opencode"}) as team:
+        with StatusRecorder(team.server, interval=0.25) as recorder:
+            result = run_loop(team, project, provider="", config_file=config)
+        roles = {sample.terminal_id: sample.role for sample in recorder.samples}
+        with team.server.client() as client:
+            described = {t: client.get(f"/terminals/{t}").json() for t in roles}
+    _assert_fail_then_pass(result)
+    by_role = {roles[t]: d["provider"] for t, d in described.items()}
+    assert by_role == {
+        "analyst": "opencode",
+        "analyst_review": "codex",
+        "programmer": "opencode",
+        "programmer_review": "codex",
+        "tester": "codex",
+    }
+
+
+def test_opencode_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
+    brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
+    with team_server(tmp_path, brain, {"opencode"}) as team:
+        result = run_loop(team, _project(tmp_path), provider="opencode")
+    assert result.returncode == 1
+    [error] = result.error_lines()
+    assert "analyst (terminal " in error
+    assert "reported status error" in error
+    assert "scripted model failure" in error
+    assert "Traceback" not in result.stderr
+
+
+def _programmer_prompts(body: dict[str, Any]) -> int:
+    """How many programmer prompts the conversation in one request holds."""
+    count = 0
+    for item in body.get("input") or []:
+        if item.get("type", "message") != "message" or item.get("role") != "user":
+            continue
+        content = item.get("content")
+        text = json.dumps(content) if not isinstance(content, str) else content
+        if "programmer_summary.md" in text and "RESPONSE FILE" in text:
+            count += 1
+    return count
+
+
+def test_opencode_killed_mid_turn_resumes_its_session(tmp_path: Path) -> None:
+    brain = Brain(behaviours={"programmer": Misbehaviour.SLOW}, slow_seconds=2.0)
+    project = _project(tmp_path)
+    state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
+    with team_server(tmp_path, brain, {"opencode"}) as team:
+        killer = _Killer(state_file, brain)
+        killer.start()
+        try:
+            result = run_loop(team, project, provider="opencode", CLEANUP_ON_EXIT="0")
+        finally:
+            killer.stop.set()
+            killer.join(timeout=5)
+        requests = [body for body in team.models["opencode"].requests if body.get("tools")]
+    assert killer.killed, "the programmer's CLI was never killed"
+    _assert_fail_then_pass(result)
+    died = [line for line in result.stderr.splitlines() if " died (" in line]
+    assert len(died) == 1 and "resuming its conversation" in died[0], died
+    # The restarted CLI sent the earlier prompts again: `--session` loaded the session.
+    counts = [n for n in map(_programmer_prompts, requests) if n]
+    assert counts == sorted(counts) and counts[-1] >= 4, counts
