@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.support.waiting import wait_until
 
 from baton.batch.backends.base import JobHandle
 from baton.batch.backlog import Backlog, Feature
@@ -368,11 +368,11 @@ def test_status_watch_redraws_while_a_driver_holds_the_batch_and_ends_with_it(
     with batch_lock(ledger.path):
         watcher = threading.Thread(target=watch_status, args=(ledger, console, {}, 0.05))
         watcher.start()
-        time.sleep(0.5)
+        wait_until(lambda: "queued" in output.getvalue())
         assert watcher.is_alive()  # the batch still has its driver
         batch.feature("a").move(FeatureStatus.RUNNING)
         ledger.save(batch)
-        time.sleep(0.3)
+        wait_until(lambda: "running" in output.getvalue())  # redrawn as the ledger changed
     watcher.join(timeout=10)
     assert not watcher.is_alive()
     text = output.getvalue()
