@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.e2e.loop_checks import assert_fail_then_pass, plain_project, whole_loop
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.openai_chat import MODEL_NAME, ModelServer
 from tests.e2e.team import StatusRecorder, run_loop, team_server
-from tests.e2e.test_full_loop import _assert_fail_then_pass, _project, _run_recorded, _turns_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -27,29 +27,19 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 FINISHING_SECONDS = 5.0
 
 
-def test_copilot_team_fail_then_pass(tmp_path: Path) -> None:
-    brain = Brain()
-    with team_server(tmp_path, brain, {"copilot"}) as team:
-        result = _run_recorded(
-            team, _project(tmp_path), provider="copilot", end_slack=FINISHING_SECONDS
+def test_copilot_whole_loop(tmp_path: Path) -> None:
+    price = {"input_per_mtok": 1, "cached_input_per_mtok": 0.25, "output_per_mtok": 5}
+    with team_server(tmp_path, Brain(), {"copilot"}) as team:
+        run = whole_loop(
+            tmp_path,
+            team,
+            "copilot",
+            per_mtok=(1, 0.25, 5),
+            prices={"qwen3-coder": price},
+            end_slack=FINISHING_SECONDS,
         )
-        model: ModelServer = team.models["copilot"]
-        with team.server.client() as client:
-            sessions = client.get("/sessions").json()
-            terminals = [
-                terminal
-                for session in sessions
-                for terminal in client.get(f"/sessions/{session['name']}/terminals").json()
-            ]
-            usage = [client.get(f"/terminals/{t['id']}/usage").json() for t in terminals]
-    _assert_fail_then_pass(result)
-    assert _turns_of(brain) == {
-        "analyst": 4,
-        "analyst_review": 4,
-        "programmer": 4,
-        "programmer_review": 4,
-        "tester": 2,
-    }
+    model: ModelServer = run.model
+    usage = run.usage
     # The role profile reached the model in the system message (Copilot CLI's own prompt
     # and, after it, the personal instructions), the prompt did not.
     systems = [
@@ -59,18 +49,13 @@ def test_copilot_team_fail_then_pass(tmp_path: Path) -> None:
     assert all("RESPONSE FILE" not in text for text in systems)
     assert all("GitHub Copilot CLI" in text for text in systems)
     assert any("# Role: system analyst" in text for text in systems)
-    # Token usage was read from the CLI's own session files: it is what the model sent.
-    sent = model.conversation_usage()
-    total = {
-        key: sum(int(reading.get(key) or 0) for reading in usage)
-        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
-    }
-    assert total == sent, (total, sent)
+    # Token usage was read from the CLI's own session files (summed against the model by
+    # whole_loop); every terminal ran the model.
     assert {reading.get("model") for reading in usage} == {MODEL_NAME}
 
 
 def test_mixed_team_with_a_copilot_programmer_from_the_json_config(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = plain_project(tmp_path)
     config = tmp_path / "loop.json"
     config.write_text(
         json.dumps(
@@ -93,7 +78,7 @@ def test_mixed_team_with_a_copilot_programmer_from_the_json_config(tmp_path: Pat
         roles = {sample.terminal_id: sample.role for sample in recorder.samples}
         with team.server.client() as client:
             described = {t: client.get(f"/terminals/{t}").json() for t in roles}
-    _assert_fail_then_pass(result)
+    assert_fail_then_pass(result)
     by_role = {roles[t]: d["provider"] for t, d in described.items()}
     assert by_role == {
         "analyst": "qwen_code",
@@ -107,7 +92,7 @@ def test_mixed_team_with_a_copilot_programmer_from_the_json_config(tmp_path: Pat
 def test_copilot_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
     brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
     with team_server(tmp_path, brain, {"copilot"}) as team:
-        result = run_loop(team, _project(tmp_path), provider="copilot")
+        result = run_loop(team, plain_project(tmp_path), provider="copilot")
     assert result.returncode == 1
     [error] = result.error_lines()
     assert "analyst (terminal " in error

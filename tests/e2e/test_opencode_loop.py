@@ -14,14 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.e2e.loop_checks import assert_fail_then_pass, plain_project, whole_loop
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.openai_responses import ModelServer
 from tests.e2e.model.opencode_home import MODEL, MODEL_COST
 from tests.e2e.team import StatusRecorder, run_loop, team_server
 from tests.e2e.test_agent_restart import _Killer
-from tests.e2e.test_full_loop import _assert_fail_then_pass, _project, _run_recorded, _turns_of
-
-from baton.orchestrator.events import read_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -47,21 +45,12 @@ def _cost(sent: dict[str, int]) -> float:
     return dollars / 1_000_000
 
 
-def test_opencode_team_fail_then_pass(tmp_path: Path) -> None:
-    brain = Brain()
-    with team_server(tmp_path, brain, {"opencode"}) as team:
-        project = _project(tmp_path)
-        result = _run_recorded(team, project, provider="opencode")
-        model: ModelServer = team.models["opencode"]
-        usage = _terminal_usage(team)
-    _assert_fail_then_pass(result)
-    assert _turns_of(brain) == {
-        "analyst": 4,
-        "analyst_review": 4,
-        "programmer": 4,
-        "programmer_review": 4,
-        "tester": 2,
-    }
+def test_opencode_whole_loop(tmp_path: Path) -> None:
+    with team_server(tmp_path, Brain(), {"opencode"}) as team:
+        # Priced by OpenCode itself (Baton has no price for the model): checked below.
+        run = whole_loop(tmp_path, team, "opencode", per_mtok=None)
+    model: ModelServer = run.model
+    usage = run.usage
     # The role profile reached the model in the system prompt, the prompt did not.
     turns = [body for body in model.requests if body.get("tools")]
     system = [
@@ -72,26 +61,16 @@ def test_opencode_team_fail_then_pass(tmp_path: Path) -> None:
     assert any("Instructions from:" in text and "analyst" in text.lower() for text in system)
     # Token usage and cost were read from OpenCode's own messages: what the model sent,
     # priced by OpenCode from its config (Baton has no price for the model).
-    sent = model.conversation_usage()
-    total = {
-        key: sum(int(reading.get(key) or 0) for reading in usage)
-        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
-    }
-    assert total == sent, (total, sent)
+    sent = model.conversation_usage()  # whole_loop summed the terminals' records against it
     assert {reading.get("model") for reading in usage} == {MODEL}
     cost = sum(float(reading.get("cost_usd") or 0.0) for reading in usage)
     assert cost == pytest.approx(_cost(sent), rel=1e-6)
-    tokens = [e for e in read_events(_events_file(project.root)) if e["event"] == "tokens"]
-    assert sum(float(e["cost_usd"]) for e in tokens) == pytest.approx(cost, rel=1e-6)
+    assert sum(float(e["cost_usd"]) for e in run.tokens) == pytest.approx(cost, rel=1e-6)
 
-
-def _events_file(root: Path) -> Path:
-    [path] = root.glob(".tmp/2*/events.jsonl")
-    return path
 
 
 def test_mixed_team_with_an_opencode_analyst_from_the_json_config(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = plain_project(tmp_path)
     config = tmp_path / "loop.json"
     config.write_text(
         json.dumps(
@@ -112,7 +91,7 @@ def test_mixed_team_with_an_opencode_analyst_from_the_json_config(tmp_path: Path
         roles = {sample.terminal_id: sample.role for sample in recorder.samples}
         with team.server.client() as client:
             described = {t: client.get(f"/terminals/{t}").json() for t in roles}
-    _assert_fail_then_pass(result)
+    assert_fail_then_pass(result)
     by_role = {roles[t]: d["provider"] for t, d in described.items()}
     assert by_role == {
         "analyst": "opencode",
@@ -126,7 +105,7 @@ def test_mixed_team_with_an_opencode_analyst_from_the_json_config(tmp_path: Path
 def test_opencode_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
     brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
     with team_server(tmp_path, brain, {"opencode"}) as team:
-        result = run_loop(team, _project(tmp_path), provider="opencode")
+        result = run_loop(team, plain_project(tmp_path), provider="opencode")
     assert result.returncode == 1
     [error] = result.error_lines()
     assert "analyst (terminal " in error
@@ -150,7 +129,7 @@ def _programmer_prompts(body: dict[str, Any]) -> int:
 
 def test_opencode_killed_mid_turn_resumes_its_session(tmp_path: Path) -> None:
     brain = Brain(behaviours={"programmer": Misbehaviour.SLOW}, slow_seconds=2.0)
-    project = _project(tmp_path)
+    project = plain_project(tmp_path)
     state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
     with team_server(tmp_path, brain, {"opencode"}) as team:
         killer = _Killer(state_file, brain)
@@ -162,7 +141,7 @@ def test_opencode_killed_mid_turn_resumes_its_session(tmp_path: Path) -> None:
             killer.join(timeout=5)
         requests = [body for body in team.models["opencode"].requests if body.get("tools")]
     assert killer.killed, "the programmer's CLI was never killed"
-    _assert_fail_then_pass(result)
+    assert_fail_then_pass(result)
     died = [line for line in result.stderr.splitlines() if " died (" in line]
     assert len(died) == 1 and "resuming its conversation" in died[0], died
     # The restarted CLI sent the earlier prompts again: `--session` loaded the session.

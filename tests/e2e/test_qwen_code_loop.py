@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.e2e.loop_checks import assert_fail_then_pass, plain_project, whole_loop
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.openai_chat import MODEL_NAME, ModelServer
 from tests.e2e.team import StatusRecorder, run_loop, team_server
-from tests.e2e.test_full_loop import _assert_fail_then_pass, _project, _run_recorded, _turns_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -26,29 +26,19 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 DRAWING_SECONDS = 5.0
 
 
-def test_qwen_team_fail_then_pass(tmp_path: Path) -> None:
-    brain = Brain()
-    with team_server(tmp_path, brain, {"qwen_code"}) as team:
-        result = _run_recorded(
-            team, _project(tmp_path), provider="qwen_code", end_slack=DRAWING_SECONDS
+def test_qwen_whole_loop(tmp_path: Path) -> None:
+    price = {"input_per_mtok": 1, "cached_input_per_mtok": 0.25, "output_per_mtok": 5}
+    with team_server(tmp_path, Brain(), {"qwen_code"}) as team:
+        run = whole_loop(
+            tmp_path,
+            team,
+            "qwen_code",
+            per_mtok=(1, 0.25, 5),
+            prices={"qwen3-coder": price},
+            end_slack=DRAWING_SECONDS,
         )
-        model: ModelServer = team.models["qwen_code"]
-        with team.server.client() as client:
-            sessions = client.get("/sessions").json()
-            terminals = [
-                terminal
-                for session in sessions
-                for terminal in client.get(f"/sessions/{session['name']}/terminals").json()
-            ]
-            usage = [client.get(f"/terminals/{t['id']}/usage").json() for t in terminals]
-    _assert_fail_then_pass(result)
-    assert _turns_of(brain) == {
-        "analyst": 4,
-        "analyst_review": 4,
-        "programmer": 4,
-        "programmer_review": 4,
-        "tester": 2,
-    }
+    model: ModelServer = run.model
+    usage = run.usage
     # The role profile reached the model in the system message, the prompt did not.
     systems = [
         "\n".join(str(m.get("content")) for m in body["messages"] if m.get("role") == "system")
@@ -56,18 +46,13 @@ def test_qwen_team_fail_then_pass(tmp_path: Path) -> None:
     ]
     assert all("RESPONSE FILE" not in text for text in systems)
     assert any("analyst" in text.lower() for text in systems)
-    # Token usage was read from the CLI's own session files: it is what the model sent.
-    sent = model.conversation_usage()
-    total = {
-        key: sum(int(reading.get(key) or 0) for reading in usage)
-        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
-    }
-    assert total == sent, (total, sent)
+    # Token usage was read from the CLI's own session files (summed against the model by
+    # whole_loop); every terminal ran the model.
     assert {reading.get("model") for reading in usage} == {MODEL_NAME}
 
 
 def test_mixed_team_with_a_qwen_analyst_from_the_json_config(tmp_path: Path) -> None:
-    project = _project(tmp_path)
+    project = plain_project(tmp_path)
     config = tmp_path / "loop.json"
     config.write_text(
         json.dumps(
@@ -88,7 +73,7 @@ def test_mixed_team_with_a_qwen_analyst_from_the_json_config(tmp_path: Path) -> 
         roles = {sample.terminal_id: sample.role for sample in recorder.samples}
         with team.server.client() as client:
             described = {t: client.get(f"/terminals/{t}").json() for t in roles}
-    _assert_fail_then_pass(result)
+    assert_fail_then_pass(result)
     by_role = {roles[t]: d["provider"] for t, d in described.items()}
     assert by_role == {
         "analyst": "qwen_code",
@@ -102,7 +87,7 @@ def test_mixed_team_with_a_qwen_analyst_from_the_json_config(tmp_path: Path) -> 
 def test_qwen_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
     brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
     with team_server(tmp_path, brain, {"qwen_code"}) as team:
-        result = run_loop(team, _project(tmp_path), provider="qwen_code")
+        result = run_loop(team, plain_project(tmp_path), provider="qwen_code")
     assert result.returncode == 1
     [error] = result.error_lines()
     assert "analyst (terminal " in error
