@@ -4,17 +4,20 @@
 OpenCode against the scripted model servers.
 While the programmer works on its second turn (so the CLI has a conversation to resume),
 its CLI process is found by `BATON_TERMINAL_ID` and killed with SIGKILL. The loop must
-still reach its FAIL-then-PASS result, with one restart of the programmer.
+still reach its FAIL-then-PASS result, with one restart of the programmer, and the
+restarted CLI must really have resumed: its requests carry the earlier prompts again.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.e2e.model.brain import Brain, Misbehaviour
@@ -84,6 +87,7 @@ def test_cli_killed_mid_turn_is_restarted_and_the_loop_passes(
         finally:
             killer.stop.set()
             killer.join(timeout=5)
+        requests = team.models[provider].turn_requests()
     assert killer.killed, "the programmer's CLI was never killed"
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.tester_verdicts() == ["RESULT: FAIL", "RESULT: PASS"]
@@ -93,3 +97,28 @@ def test_cli_killed_mid_turn_is_restarted_and_the_loop_passes(
     died = [line for line in result.stderr.splitlines() if " died (" in line]
     assert len(died) == 1, result.stderr[-3000:]
     assert "restarted its CLI in the same terminal, resuming its conversation" in died[0]
+    # A fresh conversation would start again from one prompt; a resumed one never shrinks.
+    counts = [n for n in map(_programmer_prompts, requests) if n]
+    assert counts == sorted(counts) and counts[-1] >= 3, counts
+
+
+def _programmer_prompts(body: dict[str, Any]) -> int:
+    """How many programmer prompts the conversation in one model request holds.
+
+    Every prompt Baton types ends with a RESPONSE FILE INSTRUCTION naming its own file;
+    the other roles' prompts may name the programmer's summary, never as theirs.
+    """
+    return len(_PROGRAMMER_INSTRUCTION.findall("\n".join(_strings(body))))
+
+
+_PROGRAMMER_INSTRUCTION = re.compile(r"to this file:\n\s*\S*/programmer_summary\.md")
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []

@@ -16,7 +16,6 @@ from tests.e2e.loop_checks import assert_fail_then_pass, plain_project, whole_lo
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.gemini_api import ModelServer
 from tests.e2e.team import StatusRecorder, run_loop, team_server
-from tests.e2e.test_agent_restart import _Killer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -79,37 +78,3 @@ def test_gemini_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> Non
     assert "reported status error" in error
     assert "API Error" in error
     assert "Traceback" not in result.stderr
-
-
-def _programmer_prompts(body: dict[str, object]) -> int:
-    """How many programmer prompts the conversation in one request holds."""
-    count = 0
-    for content in body.get("contents") or []:  # type: ignore[union-attr]
-        if not isinstance(content, dict) or content.get("role") != "user":
-            continue
-        text = " ".join(str(part.get("text", "")) for part in content.get("parts") or [])
-        if "programmer_summary.md" in text and "RESPONSE FILE" in text:
-            count += 1
-    return count
-
-
-def test_gemini_killed_mid_turn_resumes_its_conversation(tmp_path: Path) -> None:
-    brain = Brain(behaviours={"programmer": Misbehaviour.SLOW}, slow_seconds=2.0)
-    project = plain_project(tmp_path)
-    state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
-    with team_server(tmp_path, brain, {"gemini_cli"}) as team:
-        killer = _Killer(state_file, brain)
-        killer.start()
-        try:
-            result = run_loop(team, project, provider="gemini_cli", CLEANUP_ON_EXIT="0")
-        finally:
-            killer.stop.set()
-            killer.join(timeout=5)
-        requests = team.models["gemini_cli"].turn_requests()
-    assert killer.killed, "the programmer's CLI was never killed"
-    assert_fail_then_pass(result)
-    died = [line for line in result.stderr.splitlines() if " died (" in line]
-    assert len(died) == 1 and "resuming its conversation" in died[0], died
-    # The restarted CLI sent the earlier prompts again: `--resume` loaded the session.
-    counts = [n for n in map(_programmer_prompts, requests) if n]
-    assert counts == sorted(counts) and counts[-1] >= 4, counts

@@ -19,7 +19,6 @@ from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.openai_responses import ModelServer
 from tests.e2e.model.opencode_home import MODEL, MODEL_COST
 from tests.e2e.team import StatusRecorder, run_loop, team_server
-from tests.e2e.test_agent_restart import _Killer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -68,7 +67,6 @@ def test_opencode_whole_loop(tmp_path: Path) -> None:
     assert sum(float(e["cost_usd"]) for e in run.tokens) == pytest.approx(cost, rel=1e-6)
 
 
-
 def test_mixed_team_with_an_opencode_analyst_from_the_json_config(tmp_path: Path) -> None:
     project = plain_project(tmp_path)
     config = tmp_path / "loop.json"
@@ -112,38 +110,3 @@ def test_opencode_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> N
     assert "reported status error" in error
     assert "scripted model failure" in error
     assert "Traceback" not in result.stderr
-
-
-def _programmer_prompts(body: dict[str, Any]) -> int:
-    """How many programmer prompts the conversation in one request holds."""
-    count = 0
-    for item in body.get("input") or []:
-        if item.get("type", "message") != "message" or item.get("role") != "user":
-            continue
-        content = item.get("content")
-        text = json.dumps(content) if not isinstance(content, str) else content
-        if "programmer_summary.md" in text and "RESPONSE FILE" in text:
-            count += 1
-    return count
-
-
-def test_opencode_killed_mid_turn_resumes_its_session(tmp_path: Path) -> None:
-    brain = Brain(behaviours={"programmer": Misbehaviour.SLOW}, slow_seconds=2.0)
-    project = plain_project(tmp_path)
-    state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
-    with team_server(tmp_path, brain, {"opencode"}) as team:
-        killer = _Killer(state_file, brain)
-        killer.start()
-        try:
-            result = run_loop(team, project, provider="opencode", CLEANUP_ON_EXIT="0")
-        finally:
-            killer.stop.set()
-            killer.join(timeout=5)
-        requests = [body for body in team.models["opencode"].requests if body.get("tools")]
-    assert killer.killed, "the programmer's CLI was never killed"
-    assert_fail_then_pass(result)
-    died = [line for line in result.stderr.splitlines() if " died (" in line]
-    assert len(died) == 1 and "resuming its conversation" in died[0], died
-    # The restarted CLI sent the earlier prompts again: `--session` loaded the session.
-    counts = [n for n in map(_programmer_prompts, requests) if n]
-    assert counts == sorted(counts) and counts[-1] >= 4, counts

@@ -100,6 +100,10 @@ class ModelServer:
             "output_tokens": sum(u["output_tokens"] for u in turns),
         }
 
+    def turn_requests(self) -> list[dict[str, Any]]:
+        """The requests of the agent loop: they offer tools; title side requests offer none."""
+        return [body for body in list(self.requests) if body.get("tools")]
+
     @property
     def api_base(self) -> str:
         """The `base_url` Codex needs (the API root, `/v1` included)."""
