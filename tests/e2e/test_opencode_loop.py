@@ -68,7 +68,6 @@ def test_opencode_whole_loop(tmp_path: Path) -> None:
     assert sum(float(e["cost_usd"]) for e in run.tokens) == pytest.approx(cost, rel=1e-6)
 
 
-
 def test_mixed_team_with_an_opencode_analyst_from_the_json_config(tmp_path: Path) -> None:
     project = plain_project(tmp_path)
     config = tmp_path / "loop.json"
