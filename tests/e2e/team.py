@@ -66,9 +66,11 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 
 
 @contextmanager
-def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[TeamServer]:
+def team_server(
+    tmp_path: Path, brain: Brain, providers: set[str], *, profiles_dir: Path | None = None
+) -> Iterator[TeamServer]:
     """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`, `qwen_code`,
-    `copilot`, `opencode`) and `baton serve`."""
+    `copilot`, `opencode`) and `baton serve` (with `profiles_dir`, if given)."""
     env: dict[str, str] = {}
     models: dict[str, Any] = {}
     with ExitStack() as stack:
@@ -117,12 +119,16 @@ def team_server(tmp_path: Path, brain: Brain, providers: set[str]) -> Iterator[T
             from tests.e2e.model.openai_responses import openai_model_server
             from tests.e2e.model.opencode_home import opencode_environment
 
-            model = stack.enter_context(openai_model_server(brain, error_status=400))
+            model = stack.enter_context(
+                openai_model_server(brain, error_status=400, shell_tool="bash")
+            )
             models["opencode"] = model
             _merge_env(env, opencode_environment(tmp_path / "opencode-home", model))
         if "PATH" in env:
             env["PATH"] = os.pathsep.join([env["PATH"], os.environ.get("PATH", "")])
-        server = stack.enter_context(running_baton_server(tmp_path, env=env))
+        server = stack.enter_context(
+            running_baton_server(tmp_path, env=env, profiles_dir=profiles_dir)
+        )
         yield TeamServer(server=server, brain=brain, models=models)
 
 

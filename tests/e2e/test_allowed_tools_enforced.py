@@ -1,90 +1,101 @@
-"""A profile's `allowedTools` reaches Claude Code: an agent allowed only to read is
-asked by the model to run a shell command, and the CLI refuses to run it."""
+"""A profile's `allowedTools` reaches each agent CLI that can enforce it: an agent allowed
+only to read and list files is asked by the model to run a shell command, and the CLI
+does not run it (the model is told so); an unrestricted agent runs the same command."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from tests.e2e.clis import require_cli
-from tests.e2e.model.anthropic_messages import (
-    ModelServer,
-    anthropic_model_server,
-    claude_environment,
-)
 from tests.e2e.model.brain import Brain
-from tests.support.server import running_baton_server
+from tests.e2e.team import team_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
 _WAIT_SECONDS = 120.0
+# What each CLI's tool result says when the list kept it from running the command.
+_REFUSALS = {
+    "claude_code": re.compile(r"No such tool available: Bash"),
+    "gemini_cli": re.compile(r'Tool \\"run_shell_command\\" not found'),
+    "qwen_code": re.compile(r"run_shell_command.*declined.*deny rule"),
+    "copilot": re.compile(r"Permission to run this tool was denied.*`shell`"),
+    "opencode": re.compile(r"unavailable tool 'bash'"),
+}
 
 
-def _profiles(directory: Path) -> Path:
+def _profiles(directory: Path, provider: str) -> Path:
     directory.mkdir()
     (directory / "reader.md").write_text(
-        "---\nname: reader\ndescription: reads only\nprovider: claude_code\n"
+        f"---\nname: reader\ndescription: reads only\nprovider: {provider}\n"
         "allowedTools:\n  - fs_read\n  - fs_list\n---\nYou read code and report.\n"
     )
     (directory / "doer.md").write_text(
-        "---\nname: doer\ndescription: unrestricted\nprovider: claude_code\n---\nYou do it.\n"
+        f"---\nname: doer\ndescription: unrestricted\nprovider: {provider}\n---\nYou do it.\n"
     )
     return directory
 
 
-def _turn(client: httpx.Client, model: ModelServer, profile: str, project: Path) -> str:
-    """Create an agent with `profile`, ask for the response file, wait for the turn's end;
-    the tool results the model got back, as text."""
+def _tool_results(body: Any) -> Iterator[str]:
+    """Every tool result in one request, whatever API the CLI speaks."""
+    items: list[Any] = []
+    for key in ("messages", "contents", "input"):
+        found = body.get(key) if isinstance(body, dict) else None
+        items.extend(found if isinstance(found, list) else [])
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") == "tool" or item.get("type") == "function_call_output":
+            yield json.dumps(item)
+        for part in item.get("content") or item.get("parts") or []:
+            if isinstance(part, dict) and (
+                part.get("type") == "tool_result" or "functionResponse" in part
+            ):
+                yield json.dumps(part)
+
+
+def _turn(client: httpx.Client, model: Any, brain: Brain, profile: str, project: Path) -> str:
+    """Create an agent with `profile`, ask it to create a marker file with a shell
+    command, wait for the turn's end; the tool results the model got back, as text."""
     created = client.post(
         "/sessions", params={"agent_profile": profile, "working_directory": str(project)}
     )
     assert created.status_code == 201, created.text
     terminal = created.json()["id"]
-    answer = project / ".tmp" / "agent-responses" / "analyst_summary.md"
-    prompt = (
-        "Round: 1\nSummarise the project.\n"
-        f"RESPONSE FILE INSTRUCTION: write your final answer to {answer}"
-    )
-    before = len(model.turn_requests())
+    prompt = f"Run this exact shell command: touch {project / profile}-marker"
+    before = len(model.requests)
     sent = client.post(f"/terminals/{terminal}/input", json={"message": prompt})
     assert sent.status_code == 200, sent.text
     deadline = time.monotonic() + _WAIT_SECONDS
+    results: list[str] = []
     while time.monotonic() < deadline:
         status = client.get(f"/terminals/{terminal}").json()["status"]
-        started = len(model.turn_requests()) > before
-        if started and status in ("completed", "error") and not model.brain.open_turns():
+        results = [text for body in model.requests[before:] for text in _tool_results(body)]
+        if results and status in ("completed", "error") and not brain.open_turns():
             break
         time.sleep(0.2)
-    results = []
-    for body in model.turn_requests()[before:]:
-        for message in body.get("messages", []):
-            content = message.get("content")
-            for block in content if isinstance(content, list) else []:
-                if block.get("type") == "tool_result":
-                    results.append(json.dumps(block))
     return "\n".join(results)
 
 
-def test_a_read_only_agent_is_refused_the_shell(tmp_path: Path) -> None:
-    require_cli("claude")
+@pytest.mark.parametrize("provider", sorted(_REFUSALS))
+def test_a_read_only_agent_is_refused_the_shell(tmp_path: Path, provider: str) -> None:
     project = tmp_path / "project"
-    responses = project / ".tmp" / "agent-responses"
-    responses.mkdir(parents=True)
-    profiles = _profiles(tmp_path / "profiles")
+    project.mkdir()
+    profiles = _profiles(tmp_path / "profiles", provider)
+    brain = Brain()
     with (
-        anthropic_model_server(Brain()) as model,
-        running_baton_server(
-            tmp_path, env=claude_environment(tmp_path, model), profiles_dir=profiles
-        ) as server,
-        server.client() as client,
+        team_server(tmp_path, brain, {provider}, profiles_dir=profiles) as team,
+        team.server.client() as client,
     ):
-        refused = _turn(client, model, "reader", project)
-        assert not (responses / "analyst_summary.md").exists()
-        assert '"is_error": true' in refused, refused
-        assert "Bash" in refused, refused  # the CLI names the tool it will not run
+        model = team.models[provider]
+        refused = _turn(client, model, brain, "reader", project)
+        assert not (project / "reader-marker").exists(), refused
+        assert _REFUSALS[provider].search(refused), refused
         # The same request from an unrestricted agent runs: the refusal is the list's doing.
-        _turn(client, model, "doer", project)
-        assert (responses / "analyst_summary.md").exists()
+        _turn(client, model, brain, "doer", project)
+        assert (project / "doer-marker").exists()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from baton.providers.cli_home import (
 )
 from baton.providers.gemini_hooks import HOOK_EVENTS
 
-__all__ = ["HOOK_NAME", "build_home", "user_gemini_dir"]
+__all__ = ["HOOK_NAME", "build_home", "exclude_tools", "user_gemini_dir"]
 
 HOOK_NAME = "baton-turns"
 _SETTINGS = "settings.json"
@@ -104,3 +104,19 @@ def build_home(
         parts.append(instructions.strip())
     write_private(dot / memory_name, "\n\n".join(part for part in parts if part) + "\n")
     return home
+
+
+def exclude_tools(home: Path, tools: Sequence[str]) -> None:
+    """Add `tools` to `tools.exclude` in the settings of the terminal's home (`home`, as
+    `build_home` returned it), after the user's own exclusions: the CLI never offers them."""
+    if not tools:
+        return
+    path = home / ".gemini" / _SETTINGS
+    settings = read_json(path)
+    section = settings.get("tools")
+    if not isinstance(section, dict):
+        section = settings["tools"] = {}
+    current = section.get("exclude")
+    kept = [name for name in current if isinstance(name, str)] if isinstance(current, list) else []
+    section["exclude"] = [*kept, *(name for name in tools if name not in kept)]
+    write_private(path, json.dumps(settings, indent=2) + "\n")

@@ -27,6 +27,7 @@ COPILOT = ChatDialect(
     shell_arguments={"mode": "sync", "initial_wait": 300},
     injected_prefixes=("<reminder>", "<system_notification>", "<session_context>"),
     typed_preamble=re.compile(r"^\s*<current_datetime>.*?</current_datetime>\s*", re.DOTALL),
+    read_tool="view",
 )
 
 

@@ -45,6 +45,7 @@ __all__ = [
 API_KEY = "baton-offline-gemini-key"
 MODEL_NAME = "gemini-2.5-pro"
 _SHELL_TOOL = "run_shell_command"
+_LOOP_TOOLS = (_SHELL_TOOL, "read_file")
 _CHUNK = 24  # characters per streamed text chunk, so streaming is visible on screen
 # User-role text Gemini CLI writes itself (context, not something the user typed).
 _INJECTED_PREFIXES = (
@@ -131,10 +132,11 @@ def latest_prompt(contents: list[dict[str, Any]]) -> tuple[str, int, str]:
 
 
 def _is_turn_request(body: Mapping[str, Any]) -> bool:
-    """A request of the agent loop: it offers the shell tool. Side requests offer none."""
+    """A request of the agent loop: it offers the shell tool, or the file reader to an
+    agent whose tool list withholds the shell. Side requests offer neither."""
     for tool in body.get("tools") or []:
         for declaration in (tool or {}).get("functionDeclarations") or []:
-            if isinstance(declaration, dict) and declaration.get("name") == _SHELL_TOOL:
+            if isinstance(declaration, dict) and declaration.get("name") in _LOOP_TOOLS:
                 return True
     return False
 

@@ -74,6 +74,8 @@ class ChatDialect:
     injected_prefixes: tuple[str, ...]
     # What the CLI puts before the typed text in the same message (cut off).
     typed_preamble: re.Pattern[str] | None = None
+    # The file reader, offered in every turn of an agent whose shell is withheld.
+    read_tool: str | None = None
 
 
 @dataclass
@@ -191,8 +193,10 @@ def _tool_names(body: Mapping[str, Any]) -> set[str]:
 
 
 def _is_turn_request(body: Mapping[str, Any], dialect: ChatDialect) -> bool:
-    """A request of the agent loop: it offers the shell tool. Side requests offer none."""
-    return dialect.shell_tool in _tool_names(body)
+    """A request of the agent loop: it offers the shell tool, or the file reader to an
+    agent whose tool list withholds the shell. Side requests offer neither."""
+    offered = _tool_names(body)
+    return dialect.shell_tool in offered or (dialect.read_tool or dialect.shell_tool) in offered
 
 
 # -- writing a reply ----------------------------------------------------------------------

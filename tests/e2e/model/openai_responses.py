@@ -87,6 +87,9 @@ class ModelServer:
     # Ask Codex to run every command outside its sandbox, which needs the user's
     # approval under `--ask-for-approval on-request` (records an approval dialog).
     escalate_commands: bool = False
+    # The shell tool a command is sent to when the request offers none of them (an agent
+    # whose CLI was told to withhold its shell is still asked to run the command).
+    shell_tool: str = "exec_command"
     # The `usage` of every completed response, oldest first, with whether it answered a
     # thread-title side request (`"title"`) or the conversation (`"turn"`).
     usage_sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
@@ -265,7 +268,7 @@ class _Responder:
         if step.tool is not None:
             return self._named_tool_item(step, tools)
         offered = {tool.get("name") for tool in tools}
-        name = next((n for n in _SHELL_TOOLS if n in offered), "exec_command")
+        name = next((n for n in _SHELL_TOOLS if n in offered), self.server.shell_tool)
         command = step.command or ""
         # The longest wait Codex allows before it hands back a still-running command.
         arguments: dict[str, Any] = {"cmd": command, "yield_time_ms": 30000}
@@ -424,11 +427,19 @@ def _app(server: ModelServer) -> Starlette:
 
 @contextmanager
 def openai_model_server(
-    brain: Brain, *, stream_delay: float = 0.0, error_status: int = 500
+    brain: Brain,
+    *,
+    stream_delay: float = 0.0,
+    error_status: int = 500,
+    shell_tool: str = "exec_command",
 ) -> Iterator[ModelServer]:
     """Serve the scripted model on a free loopback port for the duration of the block."""
     server = ModelServer(
-        base_url="", brain=brain, stream_delay=stream_delay, error_status=error_status
+        base_url="",
+        brain=brain,
+        stream_delay=stream_delay,
+        error_status=error_status,
+        shell_tool=shell_tool,
     )
     with running_app(_app(server)) as base_url:
         server.base_url = base_url

@@ -26,6 +26,7 @@ QWEN = ChatDialect(
         "This is the Qwen Code. We are setting up the context",
         "<session_context>",
     ),
+    read_tool="read_file",
 )
 
 
