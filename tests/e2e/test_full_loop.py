@@ -44,24 +44,36 @@ def test_claude_code_whole_loop(tmp_path: Path) -> None:
     assert {reading["model"] for reading in run.usage} <= turn_models
 
 
-def test_mixed_team_from_the_json_config(tmp_path: Path) -> None:
+# Each team mixes CLIs role by role from the JSON config; between them every CLI serves in
+# a mixed team, and each is asked to quit with its own exit keys at the end.
+MIXED_TEAMS = {
+    "codex-and-claude": {
+        "analyst": "codex",
+        "analyst_review": "claude_code",
+        "programmer": "claude_code",
+        "programmer_review": "codex",
+        "tester": "codex",
+    },
+    "five-clis": {
+        "analyst": "gemini_cli",
+        "analyst_review": "claude_code",
+        "programmer": "opencode",
+        "programmer_review": "qwen_code",
+        "tester": "copilot",
+    },
+}
+_CONFIG_ROLES = {"analyst_review": "peer_analyst", "programmer_review": "peer_programmer"}
+
+
+@pytest.mark.parametrize("team_name", list(MIXED_TEAMS))
+def test_mixed_team_from_the_json_config(tmp_path: Path, team_name: str) -> None:
+    by_role = MIXED_TEAMS[team_name]
     project = plain_project(tmp_path)
     config = tmp_path / "loop.json"
-    config.write_text(
-        json.dumps(
-            {
-                "provider": "codex",
-                "agents": {
-                    "peer_analyst": {"provider": "claude_code"},
-                    "programmer": {"provider": "claude_code"},
-                    "tester": {"provider": "codex"},
-                },
-            }
-        ),
-        encoding="utf-8",
-    )
+    agents = {_CONFIG_ROLES.get(role, role): {"provider": cli} for role, cli in by_role.items()}
+    config.write_text(json.dumps({"provider": "codex", "agents": agents}), encoding="utf-8")
     brain = Brain()
-    with team_server(tmp_path, brain, {"codex", "claude_code"}) as team:
+    with team_server(tmp_path, brain, set(by_role.values())) as team:
         with StatusRecorder(team.server, interval=POLL_INTERVAL) as recorder:
             result = run_loop(team, project, provider="", config_file=config)
         roles = {sample.terminal_id: sample.role for sample in recorder.samples}
@@ -71,14 +83,7 @@ def test_mixed_team_from_the_json_config(tmp_path: Path) -> None:
             exited = {t: wait_for_status(client, t, {"error"}) for t in roles}
     assert_fail_then_pass(result)
     assert set(exited.values()) == {"error"}, exited
-    by_role = {roles[t]: d["provider"] for t, d in described.items()}
-    assert by_role == {
-        "analyst": "codex",
-        "analyst_review": "claude_code",
-        "programmer": "claude_code",
-        "programmer_review": "codex",
-        "tester": "codex",
-    }
+    assert {roles[t]: d["provider"] for t, d in described.items()} == by_role
 
 
 def test_agent_ignoring_the_file_instruction_fails_cleanly_in_strict_mode(
