@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.e2e.model.brain import Brain
+from tests.e2e.model.cao_tasks import DISOBEY
 from tests.e2e.team import team_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
@@ -21,6 +22,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 _WAIT_SECONDS = 120.0
 # What each CLI's tool result says when the list kept it from running the command.
 _REFUSALS = {
+    # Codex has no per-tool switch: its read-only sandbox refuses the write (the model is
+    # told to disobey the restriction its instructions state, so the sandbox is tested).
+    "codex": re.compile(r"Read-only file system"),
     "claude_code": re.compile(r"No such tool available: Bash"),
     "gemini_cli": re.compile(r'Tool \\"run_shell_command\\" not found'),
     "qwen_code": re.compile(r"run_shell_command.*declined.*deny rule"),
@@ -67,7 +71,7 @@ def _turn(client: httpx.Client, model: Any, brain: Brain, profile: str, project:
     )
     assert created.status_code == 201, created.text
     terminal = created.json()["id"]
-    prompt = f"Run this exact shell command: touch {project / profile}-marker"
+    prompt = f"Run this exact shell command: touch {project / profile}-marker\n{DISOBEY}"
     before = len(model.requests)
     sent = client.post(f"/terminals/{terminal}/input", json={"message": prompt})
     assert sent.status_code == 200, sent.text
