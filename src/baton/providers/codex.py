@@ -74,7 +74,10 @@ from baton.usage import Usage
 __all__ = ["CodexProvider", "toml_string"]
 
 _OSC_TURNS = {"working": NativeTurn.OPEN, "done": NativeTurn.FINISHED}
-_NATIVE_WAIT_SECONDS = 1.5
+# How long an answer read for a completed screen waits for Codex's own records (its
+# notify command is a new process: seconds on a loaded machine, where 1.5 s once let the
+# rendered screen, `•` bullets and all, stand in for the answer's own text).
+_NATIVE_WAIT_SECONDS = 5.0
 # How Codex folds a long paste in its composer.
 _PASTE_FOLD = re.compile(r"\[Pasted Content \d+ chars\]")
 
