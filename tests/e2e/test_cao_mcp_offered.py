@@ -12,7 +12,9 @@ import secrets
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from tests.e2e.cao.clients import CAO_BIN_DIR, require_cao
 from tests.e2e.clis import AGENT_BIN_DIR, require_cli
@@ -41,6 +43,21 @@ def _processes() -> list[tuple[str, dict[str, str]]]:
         env = dict(item.decode(errors="replace").partition("=")[::2] for item in raw.split(b"\0"))
         found.append((cmdline, env))
     return found
+
+
+def _prompts_until_cao_tools(client: httpx.Client, model: Any, terminal: str) -> int | None:
+    """How many prompts went to the terminal's model before one offered CAO's `handoff`
+    (None: none of ten did)."""
+    for attempt in range(10):
+        prompt = f"Say hello to the team ({attempt})."
+        sent = client.post(f"/terminals/{terminal}/input", params={"message": prompt})
+        assert sent.status_code == 200, sent.text
+        assert wait_for_status(client, terminal, {"completed"}, timeout=180) == "completed"
+        asked = [body for body in model.requests if prompt in json.dumps(body)]
+        if any("handoff" in json.dumps(body.get("tools")) for body in asked):
+            return attempt
+        time.sleep(1.0)
+    return None
 
 
 def _runs_cao_mcp_server(cmdline: str) -> bool:
@@ -194,6 +211,11 @@ def test_every_other_cli_starts_cao_mcp_server_with_its_own_token(
         assert mcp_env["CAO_API_PORT"] == str(team.server.port)
         assert str(CAO_BIN_DIR / "cao-mcp-server") in cmdline
         assert not any(token in command or MASTER in command for command, _ in _processes())
+        # The model is offered CAO's tools (the granted server's tools stay usable): from
+        # the first prompt on, but for Qwen Code, which takes a prompt before its MCP
+        # servers are discovered (docs/qwen-code.md).
+        offered_at = _prompts_until_cao_tools(client, team.models[provider], terminal)
+        assert offered_at == 0 or (provider == "qwen_code" and offered_at is not None)
         restarted = client.post(f"/terminals/{terminal}/restart")
         assert restarted.status_code == 200, restarted.text
         _, again = _mcp_server_of(terminal, timeout=90.0, other_than=token)

@@ -82,6 +82,7 @@ def test_qwen_code_gets_trusted_servers_in_its_own_settings(tmp_path: Path) -> N
         "env": {"A": "1"},
         "timeout": 600_000,
         "trust": True,
+        "alwaysLoadTools": True,
     }
     assert settings["mcp"]["excluded"] == ["other"]
     assert settings["hooks"]  # the provider's own settings are kept

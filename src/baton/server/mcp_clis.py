@@ -8,7 +8,9 @@ Each CLI gets the servers where its provider already writes the terminal's setti
   servers it starts, so the entry's `env` names CAO's variables as `${NAME:-}`, which the
   CLI fills in from its own environment when it reads the file: the file holds no token;
 - Qwen Code: `mcpServers` in the terminal's `settings.json` (`qwen_home`), `trust: true`;
-  its servers inherit its environment;
+  its servers inherit its environment. It offers MCP tools only through its tool search,
+  so CAO's server gets `alwaysLoadTools: true`, as Codex keeps it out of its deferred
+  tools;
 - Copilot CLI: `--additional-mcp-config=@<file>` in the terminal's runtime directory,
   every tool of a server listed (`tools: ["*"]`) and the servers the agent's tool list
   grants allowed (`--allow-tool=<server>`); its servers inherit its environment;
@@ -89,8 +91,15 @@ def gemini_servers(servers: Servers) -> dict[str, dict[str, Any]]:
 
 
 def qwen_servers(servers: Servers) -> dict[str, dict[str, Any]]:
-    """Qwen Code's entries (its servers inherit its environment)."""
-    return {name: _stdio(spec) for name, spec in servers.items()}
+    """Qwen Code's entries (its servers inherit its environment). Qwen Code offers MCP
+    tools only through its tool search; CAO's are offered from the first request."""
+    out = {}
+    for name, spec in servers.items():
+        entry = _stdio(spec)
+        if _is_cao(name, spec):
+            entry["alwaysLoadTools"] = True
+        out[name] = entry
+    return out
 
 
 def copilot_servers(servers: Servers) -> dict[str, dict[str, Any]]:
@@ -130,6 +139,11 @@ def _stdio(spec: Mapping[str, Any]) -> dict[str, Any]:
     entry["timeout"] = _timeout_ms(spec)
     entry["trust"] = True
     return entry
+
+
+def _is_cao(name: str, spec: Mapping[str, Any]) -> bool:
+    """CAO's own MCP server, whose `handoff` and `assign` a supervisor must see at once."""
+    return "cao-mcp-server" in (name, Path(str(spec["command"])).name)
 
 
 def _args(spec: Mapping[str, Any]) -> list[str]:
