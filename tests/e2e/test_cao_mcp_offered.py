@@ -47,8 +47,8 @@ def _processes() -> list[tuple[str, dict[str, str]]]:
 
 def _prompts_until_cao_tools(client: httpx.Client, model: Any, terminal: str) -> int | None:
     """How many prompts went to the terminal's model before one offered CAO's `handoff`
-    (None: none of ten did)."""
-    for attempt in range(10):
+    (None: none of thirty did)."""
+    for attempt in range(30):
         prompt = f"Say hello to the team ({attempt})."
         sent = client.post(f"/terminals/{terminal}/input", params={"message": prompt})
         assert sent.status_code == 200, sent.text
