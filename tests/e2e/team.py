@@ -67,11 +67,17 @@ def _merge_env(target: dict[str, str], extra: Mapping[str, str]) -> None:
 
 @contextmanager
 def team_server(
-    tmp_path: Path, brain: Brain, providers: set[str], *, profiles_dir: Path | None = None
+    tmp_path: Path,
+    brain: Brain,
+    providers: set[str],
+    *,
+    profiles_dir: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> Iterator[TeamServer]:
     """Model servers for `providers` (`codex`, `claude_code`, `gemini_cli`, `qwen_code`,
-    `copilot`, `opencode`) and `baton serve` (with `profiles_dir`, if given)."""
-    env: dict[str, str] = {}
+    `copilot`, `opencode`) and `baton serve` (with `profiles_dir`, if given, and
+    `extra_env` added to its environment)."""
+    env: dict[str, str] = dict(extra_env or {})
     models: dict[str, Any] = {}
     with ExitStack() as stack:
         if "codex" in providers:

@@ -12,13 +12,16 @@ import secrets
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from tests.e2e.cao.clients import CAO_BIN_DIR, require_cao
 from tests.e2e.clis import AGENT_BIN_DIR, require_cli
 from tests.e2e.model.anthropic_messages import anthropic_model_server, claude_environment
 from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import codex_environment, openai_model_server
+from tests.e2e.team import team_server
 from tests.support.server import running_baton_server, wait_for_status
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
@@ -42,11 +45,39 @@ def _processes() -> list[tuple[str, dict[str, str]]]:
     return found
 
 
-def _mcp_server_of(terminal_id: str, timeout: float = 60.0) -> tuple[str, dict[str, str]]:
+def _prompts_until_cao_tools(client: httpx.Client, model: Any, terminal: str) -> int | None:
+    """How many prompts went to the terminal's model before one offered CAO's `handoff`
+    (None: none of thirty did)."""
+    for attempt in range(30):
+        prompt = f"Say hello to the team ({attempt})."
+        sent = client.post(f"/terminals/{terminal}/input", params={"message": prompt})
+        assert sent.status_code == 200, sent.text
+        assert wait_for_status(client, terminal, {"completed"}, timeout=180) == "completed"
+        asked = [body for body in model.requests if prompt in json.dumps(body)]
+        if any("handoff" in json.dumps(body.get("tools")) for body in asked):
+            return attempt
+        time.sleep(1.0)
+    return None
+
+
+def _runs_cao_mcp_server(cmdline: str) -> bool:
+    """The program (or the script its interpreter runs) is CAO's `cao-mcp-server`; the
+    CLI that names it in an option is not."""
+    return any(Path(part).name == "cao-mcp-server" for part in cmdline.split()[:2])
+
+
+def _mcp_server_of(
+    terminal_id: str, timeout: float = 60.0, *, other_than: str | None = None
+) -> tuple[str, dict[str, str]]:
+    """A cao-mcp-server process of the terminal (one whose token is not `other_than`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for cmdline, env in _processes():
-            if "cao-mcp-server" in cmdline and env.get("CAO_TERMINAL_ID") == terminal_id:
+            if (
+                _runs_cao_mcp_server(cmdline)
+                and env.get("CAO_TERMINAL_ID") == terminal_id
+                and (other_than is None or env.get("CAO_AUTH_LOCAL_TOKEN") != other_than)
+            ):
                 return cmdline, env
         time.sleep(0.2)
     raise AssertionError(f"no cao-mcp-server started for terminal {terminal_id}")
@@ -140,6 +171,56 @@ def test_claude_code_agent_gets_cao_mcp_server_with_its_own_token(tmp_path: Path
             assert mcp_env["CAO_AUTH_LOCAL_TOKEN"].startswith(f"btt.{terminal}.")
             assert MASTER not in mcp_env.values()
             assert mcp_env["CAO_API_PORT"] == str(server.port)
+
+
+@pytest.mark.parametrize("provider", ["gemini_cli", "qwen_code", "copilot", "opencode"])
+def test_every_other_cli_starts_cao_mcp_server_with_its_own_token(
+    tmp_path: Path, provider: str
+) -> None:
+    """The server is given in the CLI's own configuration (settings, an extra MCP config,
+    config content), next to the allowedTools enforcement; a restart gives it again."""
+    require_cao()
+    store = tmp_path / "cao-data" / "agent-store"
+    store.mkdir(parents=True)
+    (store / "supervisor.md").write_text(
+        f"---\nname: supervisor\ndescription: coordinates\nprovider: {provider}\n"
+        "allowedTools: ['@cao-mcp-server', fs_read, fs_list]\n"
+        f"mcpServers:\n  cao-mcp-server:\n    command: {CAO_BIN_DIR / 'cao-mcp-server'}\n"
+        "---\nYou coordinate workers with CAO's tools.\n",
+        encoding="utf-8",
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    extra = {"BATON_TOKEN": MASTER, "CAO_HOME_DIR": str(tmp_path / "cao-data")}
+    with (
+        team_server(tmp_path, Brain(), {provider}, extra_env=extra) as team,
+        team.server.client() as client,
+    ):
+        created = client.post(
+            "/sessions",
+            params={"agent_profile": "supervisor", "working_directory": str(project)},
+        )
+        assert created.status_code == 201, created.text
+        terminal = created.json()["id"]
+        assert created.json()["provider"] == provider
+        cmdline, mcp_env = _mcp_server_of(terminal, timeout=90.0)
+        token = mcp_env["CAO_AUTH_LOCAL_TOKEN"]
+        assert token.startswith(f"btt.{terminal}.")
+        assert MASTER not in mcp_env.values()
+        assert mcp_env["CAO_API_HOST"] == "127.0.0.1"
+        assert mcp_env["CAO_API_PORT"] == str(team.server.port)
+        assert str(CAO_BIN_DIR / "cao-mcp-server") in cmdline
+        assert not any(token in command or MASTER in command for command, _ in _processes())
+        # The model is offered CAO's tools (the granted server's tools stay usable): from
+        # the first prompt on, but for Qwen Code, which takes a prompt before its MCP
+        # servers are discovered (docs/qwen-code.md).
+        offered_at = _prompts_until_cao_tools(client, team.models[provider], terminal)
+        assert offered_at == 0 or (provider == "qwen_code" and offered_at is not None)
+        restarted = client.post(f"/terminals/{terminal}/restart")
+        assert restarted.status_code == 200, restarted.text
+        _, again = _mcp_server_of(terminal, timeout=90.0, other_than=token)
+        assert again["CAO_AUTH_LOCAL_TOKEN"].startswith(f"btt.{terminal}.")
+        assert MASTER not in again.values()
 
 
 SUPERVISOR = (

@@ -20,7 +20,14 @@ from typing import Any
 
 from baton.providers import hook_recorder
 
-__all__ = ["add_hooks", "apply_overrides", "hook_command", "link_entries", "read_json"]
+__all__ = [
+    "add_hooks",
+    "add_mcp_servers",
+    "apply_overrides",
+    "hook_command",
+    "link_entries",
+    "read_json",
+]
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -87,3 +94,23 @@ def apply_overrides(settings: dict[str, Any], overrides: Mapping[str, Mapping[st
     for section, values in overrides.items():
         current = settings.get(section)
         settings[section] = {**(current if isinstance(current, dict) else {}), **values}
+
+
+def add_mcp_servers(settings: dict[str, Any], servers: Mapping[str, Mapping[str, Any]]) -> None:
+    """Put `servers` into the settings' `mcpServers` (a user's server of the same name is
+    replaced), off the user's `mcp.excluded` list and onto an `mcp.allowed` list the user
+    keeps: either list would otherwise keep the CLI from starting them."""
+    current = settings.get("mcpServers")
+    settings["mcpServers"] = {
+        **(current if isinstance(current, dict) else {}),
+        **{name: dict(entry) for name, entry in servers.items()},
+    }
+    section = settings.get("mcp")
+    if not isinstance(section, dict):
+        return
+    excluded = section.get("excluded")
+    if isinstance(excluded, list):
+        section["excluded"] = [name for name in excluded if name not in servers]
+    allowed = section.get("allowed")
+    if isinstance(allowed, list):
+        section["allowed"] = [*allowed, *(name for name in servers if name not in allowed)]

@@ -30,6 +30,7 @@ from typing import Any
 from baton.private import private_dir, write_private
 from baton.providers.cli_home import (
     add_hooks,
+    add_mcp_servers,
     apply_overrides,
     hook_command,
     link_entries,
@@ -37,7 +38,13 @@ from baton.providers.cli_home import (
 )
 from baton.providers.gemini_hooks import HOOK_EVENTS
 
-__all__ = ["HOOK_NAME", "build_home", "exclude_tools", "user_gemini_dir"]
+__all__ = [
+    "HOOK_NAME",
+    "build_home",
+    "exclude_tools",
+    "offer_mcp_servers",
+    "user_gemini_dir",
+]
 
 HOOK_NAME = "baton-turns"
 _SETTINGS = "settings.json"
@@ -119,4 +126,15 @@ def exclude_tools(home: Path, tools: Sequence[str]) -> None:
     current = section.get("exclude")
     kept = [name for name in current if isinstance(name, str)] if isinstance(current, list) else []
     section["exclude"] = [*kept, *(name for name in tools if name not in kept)]
+    write_private(path, json.dumps(settings, indent=2) + "\n")
+
+
+def offer_mcp_servers(home: Path, servers: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add `servers` (Gemini CLI's `mcpServers` entries) to the settings of the terminal's
+    home (`home`, as `build_home` returned it)."""
+    if not servers:
+        return
+    path = home / ".gemini" / _SETTINGS
+    settings = read_json(path)
+    add_mcp_servers(settings, servers)
     write_private(path, json.dumps(settings, indent=2) + "\n")

@@ -26,7 +26,14 @@ from typing import Any
 from baton.errors import BadRequestError
 from baton.private import write_private
 
-__all__ = ["CONTENT_VARIABLE", "EVENTS_VARIABLE", "PLUGIN_FILE", "ROLE_FILE", "terminal_env"]
+__all__ = [
+    "CONTENT_VARIABLE",
+    "EVENTS_VARIABLE",
+    "PLUGIN_FILE",
+    "ROLE_FILE",
+    "terminal_env",
+    "with_mcp_servers",
+]
 
 CONTENT_VARIABLE = "OPENCODE_CONFIG_CONTENT"
 EVENTS_VARIABLE = "BATON_OPENCODE_EVENTS"
@@ -81,3 +88,15 @@ def terminal_env(
         CONTENT_VARIABLE: json.dumps(content, ensure_ascii=False),
         EVENTS_VARIABLE: str(event_log),
     }
+
+
+def with_mcp_servers(raw: str, servers: Mapping[str, Mapping[str, Any]]) -> str:
+    """Config content `raw` (as `terminal_env` made it) with `servers` (OpenCode's `mcp`
+    entries) added to its `mcp` section; a server of the same name there is replaced."""
+    content = json.loads(raw) if raw.strip() else {}
+    current = content.get("mcp")
+    content["mcp"] = {
+        **(current if isinstance(current, dict) else {}),
+        **{name: dict(entry) for name, entry in servers.items()},
+    }
+    return json.dumps(content, ensure_ascii=False)

@@ -28,13 +28,21 @@ from typing import Any
 from baton.private import private_dir, write_private
 from baton.providers.cli_home import (
     add_hooks,
+    add_mcp_servers,
     apply_overrides,
     hook_command,
     link_entries,
     read_json,
 )
 
-__all__ = ["HOOK_EVENTS", "HOOK_NAME", "build_home", "merged_settings", "user_qwen_dir"]
+__all__ = [
+    "HOOK_EVENTS",
+    "HOOK_NAME",
+    "build_home",
+    "merged_settings",
+    "offer_mcp_servers",
+    "user_qwen_dir",
+]
 
 HOOK_NAME = "baton-turns"
 HOOK_EVENTS: tuple[str, ...] = (
@@ -87,3 +95,14 @@ def build_home(runtime_dir: Path, env: Mapping[str, str], hook_log: Path) -> Pat
     settings = merged_settings(read_json(user / _SETTINGS), hook_log)
     write_private(home / _SETTINGS, json.dumps(settings, indent=2) + "\n")
     return home
+
+
+def offer_mcp_servers(home: Path, servers: Mapping[str, Mapping[str, Any]]) -> None:
+    """Add `servers` (Qwen Code's `mcpServers` entries) to the settings of the terminal's
+    QWEN_HOME (`home`, as `build_home` returned it)."""
+    if not servers:
+        return
+    path = home / _SETTINGS
+    settings = read_json(path)
+    add_mcp_servers(settings, servers)
+    write_private(path, json.dumps(settings, indent=2) + "\n")

@@ -6,7 +6,8 @@ CAO_API_HOST / CAO_API_PORT, learns who it is from CAO_TERMINAL_ID, and authenti
 CAO_AUTH_LOCAL_TOKEN — the terminal's own token, never the master one. Those come from
 the pane's environment, never from the command line (where `ps` would show them):
 Codex is told which variables to pass on (`env_vars`), Claude Code passes its own
-environment to the servers it starts. Other CLIs get no MCP servers from Baton.
+environment to the servers it starts. Gemini CLI, Qwen Code, Copilot CLI and OpenCode get
+them in their own configuration (`mcp_clis`).
 
 A server's command must be found on the pane's PATH (or be an absolute path): the CLI
 would otherwise start without the server's tools and say so only in its own warnings,
@@ -29,13 +30,13 @@ import tomlkit
 from baton.errors import BadRequestError
 from baton.private import write_private
 from baton.providers.base import LaunchSpec, TerminalContext
+from baton.server import mcp_clis
+from baton.server.mcp_clis import PASSED_VARIABLES
 
 __all__ = ["MCP_CONFIG_FILE", "PASSED_VARIABLES", "granted", "with_mcp_servers"]
 
 MCP_CONFIG_FILE = "mcp-servers.json"
-# What an MCP server started by an agent inherits from the pane, for CAO's to call back.
-PASSED_VARIABLES = ("CAO_TERMINAL_ID", "CAO_AUTH_LOCAL_TOKEN", "CAO_API_HOST", "CAO_API_PORT")
-_CONFIGURED = frozenset({"codex", "claude_code"})
+_CONFIGURED = frozenset({"codex", "claude_code", *mcp_clis.OFFERED})
 _BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # handoff and assign wait for another agent's whole turn: Codex's 60 s is too short.
 _TOOL_TIMEOUT_SECONDS = 600.0
@@ -54,12 +55,16 @@ def with_mcp_servers(
     when the profile asks for none or the CLI is one Baton cannot configure).
 
     `allowed` is the agent's CAO tool list: the servers it grants are approved in
-    advance for Codex. BadRequestError when a server's command cannot be found.
+    advance for Codex and allowed for Copilot CLI. BadRequestError when a server's
+    command cannot be found.
     """
     servers = ctx.profile.mcp_servers
     if not servers or not spec.argv or provider not in _CONFIGURED:
         return spec
     _require_commands(ctx.profile.name, servers, ctx.env.get("PATH", os.defpath))
+    if provider in mcp_clis.OFFERED:
+        granted_servers = [name for name in servers if granted(name, allowed)]
+        return mcp_clis.offer(provider, spec, ctx, servers, granted_servers)
     if provider == "codex":
         extra = _codex_overrides(servers, allowed)
     else:
