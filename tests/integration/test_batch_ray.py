@@ -285,6 +285,10 @@ def test_a_batch_on_a_ray_cluster_passes_every_feature_on_its_branch_and_names_h
         assert host.rsplit("/", 1)[1] in worker_ids  # never the head: it has no slot
         (worktree,) = _worktrees(cluster, name)  # on its node's own work root, once
         assert len(_prompts(worktree)) >= 9
+        # Every checkpoint the loop asked for was pushed and acknowledged: no turn went
+        # out on the gate's timeout.
+        run_log = (worktree / ".tmp" / "batch-run.log").read_text(encoding="utf-8")
+        assert "no checkpoint of" not in run_log, run_log[-2000:]
         assert _feature(sample, name)["state_file"] == str(
             store / "runs" / name / DEFAULT_STATE_FILE_NAME
         )

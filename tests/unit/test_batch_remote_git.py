@@ -3,6 +3,7 @@ and the checkpoint gate that makes `baton run` wait for them."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import threading
@@ -155,3 +156,38 @@ def test_the_gate_waits_for_the_digest_of_the_saved_state(
     started = time.monotonic()
     wait_for_checkpoint(log, wait_seconds=0.2)  # never acknowledged: goes on after a while
     assert time.monotonic() - started >= 0.2
+
+
+def test_the_gate_follows_a_state_saved_again_while_it_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The team's last terminals are recorded while the analyst's turn waits: the loop asks
+    for the newer state, and the job's acknowledgement of that state lets it go on."""
+    log = RunLog()
+    state = tmp_path / STATE
+    state.write_text('{"version": 1}')
+    monkeypatch.setenv(GATE_VARIABLE, str(state))
+    released = threading.Event()
+
+    def asked_for(content: str) -> bool:
+        digest = hashlib.sha256(content.encode()).hexdigest()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if want_path_for(state).exists() and want_path_for(state).read_text() == digest:
+                return True
+            time.sleep(0.01)
+        return False
+
+    def save_again_then_acknowledge() -> None:
+        if not asked_for('{"version": 1}'):
+            return
+        newer = '{"version": 1, "terminals": {"tester": "t5"}}'
+        state.write_text(newer)
+        if not asked_for(newer):  # the loop asks for the state as now saved
+            return
+        released.set()
+        ack_path_for(state).write_text(hashlib.sha256(newer.encode()).hexdigest())
+
+    threading.Thread(target=save_again_then_acknowledge, daemon=True).start()
+    wait_for_checkpoint(log, wait_seconds=15)
+    assert released.is_set()

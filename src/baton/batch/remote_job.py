@@ -216,10 +216,16 @@ class _HostRun:
         if not wanted or wanted == self.acked:
             return
         try:
+            before = state_digest(state_file)
+            if before == self.acked:  # pushed already: only the loop's request is behind
+                write_digest(ack_path_for(state_file), before)
+                return
             self._checkpoint(_where(state_file))
-            if state_digest(state_file) == wanted:  # the loop stood still meanwhile
-                write_digest(ack_path_for(state_file), wanted)
-                self.acked = wanted
+            # The state as pushed, even when it is newer than the one asked for: the loop
+            # waits for the state it has saved last, whichever that is.
+            if state_digest(state_file) == before:
+                write_digest(ack_path_for(state_file), before)
+                self.acked = before
         except LeaseLost as error:
             self._lose(str(error))
         except (BatonError, OSError):

@@ -5,8 +5,9 @@ state file to the shared remote as the loop moves on. So that a host lost mid-tu
 only the turn in flight, the answers before it must be pushed before the next prompt goes
 out: with `BATON_CHECKPOINT_GATE=<state file>` in its environment, `baton run` writes the
 digest of the state file as saved to `<state file>.want` before each new prompt, and waits
-until the job, having pushed that state, writes the same digest to `<state file>.ack`. So
-there is one checkpoint per turn, taken while the loop stands still. Without the variable
+until the job, having pushed that state, writes the same digest to `<state file>.ack` (a
+state saved again meanwhile is asked for, and acknowledged, in its place). So there is
+one checkpoint per turn, taken while the loop stands still. Without the variable
 nothing waits. A job that does not answer within a while (its remote unreachable) only
 delays the turn, with a warning.
 """
@@ -57,25 +58,33 @@ def state_digest(state_path: Path) -> str:
 
 
 def wait_for_checkpoint(log: RunLog, wait_seconds: float = _WAIT_SECONDS) -> None:
-    """Return once the saved state is checkpointed, or at once without a gate."""
+    """Return once the saved state is checkpointed, or at once without a gate.
+
+    The state may be saved again while the loop waits (the team's last terminals are
+    recorded from another thread as they come up): the loop then asks for the new state,
+    and the job acknowledges whichever state it pushed, so the two meet on the latest.
+    """
     named = os.environ.get(GATE_VARIABLE)
     if not named:
         return
     state_path = Path(named)
-    try:
-        wanted = state_digest(state_path)
-    except OSError:
-        return
-    ack = ack_path_for(state_path)
-    if _read(ack) == wanted:
-        return  # this very state is pushed already
-    try:
-        write_digest(want_path_for(state_path), wanted)
-    except OSError as error:
-        log.warning(f"cannot ask for a checkpoint of {state_path}: {error}; going on")
-        return
+    ack, want = ack_path_for(state_path), want_path_for(state_path)
+    asked = ""
     deadline = time.monotonic() + wait_seconds
-    while _read(ack) != wanted:
+    while True:
+        try:
+            current = state_digest(state_path)
+        except OSError:
+            return
+        if _read(ack) == current:
+            return  # this very state is pushed already
+        if current != asked:
+            try:
+                write_digest(want, current)
+            except OSError as error:
+                log.warning(f"cannot ask for a checkpoint of {state_path}: {error}; going on")
+                return
+            asked = current
         if time.monotonic() > deadline:
             log.warning(f"no checkpoint of {state_path} within {wait_seconds:.0f}s; going on")
             return
