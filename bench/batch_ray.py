@@ -33,6 +33,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+# Every Ray process on loopback only (see tests/integration/test_batch_ray.py). Ray reads
+# the switch as it is imported: set before the import below, or this process (part 3's
+# driver) swaps 127.0.0.1 for the machine's interface address and never reaches the head.
+LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_NODE_IP_ADDRESS": "127.0.0.1"}
+os.environ.update(LOOPBACK)
 
 from batch_scale import SETTINGS, _env, _sample  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
@@ -43,9 +48,6 @@ from baton.batch.job import FeatureJob  # noqa: E402
 
 SLOTS = 2
 
-
-# Every Ray process on loopback only (see tests/integration/test_batch_ray.py).
-LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_NODE_IP_ADDRESS": "127.0.0.1"}
 
 
 def _cluster(hosts: Path) -> tuple[Cluster, list[Any]]:
