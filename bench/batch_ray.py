@@ -49,7 +49,6 @@ from baton.batch.job import FeatureJob  # noqa: E402
 SLOTS = 2
 
 
-
 def _cluster(hosts: Path) -> tuple[Cluster, list[Any]]:
     """Three nodes with two slots each, each a host with its own work root; the head is one
     of them (it is never removed)."""
