@@ -251,13 +251,14 @@ class CodexProvider(Provider):
         return extract_last_message(history)
 
     def last_message(self, history: str, ctx: TerminalContext) -> str:
-        screen_status = detect_status(history)
         from_screen = extract_last_message(history)
-        if screen_status is TerminalStatus.ERROR:
+        if detect_status(history) is TerminalStatus.ERROR:
             return from_screen  # the error the CLI showed, not the previous answer
-        # Codex writes its records a moment after it draws the finished turn: when the
-        # screen says completed, give them that moment.
-        patience = _NATIVE_WAIT_SECONDS if screen_status is TerminalStatus.COMPLETED else 0.0
+        # Codex writes its records a moment after it signals the finished turn: when the
+        # terminal reads completed (its OSC 7501 `done` may come before the screen shows
+        # the end), give them that moment rather than answer with the rendered screen.
+        finished = self.status(history, ctx) is TerminalStatus.COMPLETED
+        patience = _NATIVE_WAIT_SECONDS if finished else 0.0
         deadline = time.monotonic() + patience
         while True:
             native = _native_last_message(ctx)
