@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import tomllib
 from pathlib import Path
 
@@ -341,6 +342,30 @@ def test_last_message_prefers_notify(tmp_path: Path, monkeypatch: pytest.MonkeyP
     notify_main([str(ctx.runtime_dir), json.dumps(payload)])
     screen = new_ui("› Go", "• RESULT: PASS", "  all", "  Worked for 1s • 10:00")
     assert CodexProvider().last_message(screen, ctx) == "RESULT: PASS\nall good"
+
+
+def test_last_message_waits_for_the_records_once_codex_signals_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OSC 7501 `done` before the screen's `Worked for` line: the terminal reads completed,
+    so the answer is Codex's own text (fences kept) once its notify process has written
+    it, not the rendered screen."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "none"))
+    ctx = _ctx(tmp_path)
+    ctx.runtime_dir.mkdir()
+    (ctx.runtime_dir / "pane.log").write_bytes(_osc("working") + b"answer" + _osc("done"))
+    screen = new_ui("› Go", "• def greet(value):", "  return value")
+    provider = CodexProvider()
+    assert provider.detect_status(screen) is not TerminalStatus.COMPLETED
+    assert provider.status(screen, ctx) is TerminalStatus.COMPLETED
+    answer = "```python\ndef greet(value):\n    return value\n```"
+    payload = {"thread-id": "t1", "last-assistant-message": answer}
+    late = threading.Timer(0.3, notify_main, [[str(ctx.runtime_dir), json.dumps(payload)]])
+    late.start()
+    try:
+        assert provider.last_message(screen, ctx) == answer
+    finally:
+        late.join()
 
 
 # -- answers that quote every pattern (recorded by tests/e2e/record_quoting.py) ---------------
