@@ -217,8 +217,7 @@ class _HostRun:
             return
         try:
             before = state_digest(state_file)
-            if before == self.acked:  # pushed already: only the loop's request is behind
-                write_digest(ack_path_for(state_file), before)
+            if before == self.acked:  # pushed and acknowledged already: the loop sees it
                 return
             self._checkpoint(_where(state_file))
             # The state as pushed, even when it is newer than the one asked for: the loop
