@@ -69,3 +69,16 @@ def test_an_unknown_name_lists_the_plugins(monkeypatch: pytest.MonkeyPatch) -> N
     _installed(monkeypatch, mine="baton.providers.scripted:ScriptedProvider")
     with pytest.raises(BadRequestError, match=r"unknown provider 'nope' \(known: .*mine"):
         providers.get_provider("nope")
+
+
+def test_a_builtin_is_found_without_reading_the_installed_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The orchestrator asks for its providers' classes on every stall check: a built-in
+    # name must not cost a scan of every installed package's metadata.
+    def entry_points(**kwargs: Any) -> list[EntryPoint]:
+        raise AssertionError("the installed metadata was read for a built-in provider")
+
+    monkeypatch.setattr(providers, "entry_points", entry_points)
+    assert providers.provider_class("codex") is CodexProvider
+    assert isinstance(providers.get_provider("scripted"), ScriptedProvider)

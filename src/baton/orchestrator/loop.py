@@ -116,6 +116,7 @@ class Orchestrator:
         self.recorder = WaitRecorder(settings, log, lambda: self.events, lambda: self.state)
         api.outage.report = self.recorder.outage
         self.driver_lock = DriverLock(self.state_path)
+        self._progress_views: dict[str, Callable[[str], str]] = {}
 
     # --- the whole run ---
 
@@ -320,10 +321,13 @@ class Orchestrator:
         return self.watcher
 
     def _progress_view(self, output_key: str) -> Callable[[str], str]:
-        """What of a role's output counts as progress, by the provider it runs."""
-        return progress_view_for(
-            self.settings.provider_for(ROLE_BY_OUTPUT[output_key].terminal_key)
-        )
+        """What of a role's output counts as progress, by the provider it runs (looked up
+        once per role: every stall check asks)."""
+        view = self._progress_views.get(output_key)
+        if view is None:
+            provider = self.settings.provider_for(ROLE_BY_OUTPUT[output_key].terminal_key)
+            view = self._progress_views[output_key] = progress_view_for(provider)
+        return view
 
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""

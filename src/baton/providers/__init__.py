@@ -58,6 +58,12 @@ def _registry() -> dict[str, str]:
     return found
 
 
+def _target(name: str) -> str | None:
+    """Where provider `name` lives: a built-in at once (no plugin can take its name),
+    another name from the installed plugins' metadata."""
+    return BUILTIN_PROVIDERS.get(name) or _registry().get(name)
+
+
 def provider_names() -> tuple[str, ...]:
     """The names of every provider available now, built-in and installed."""
     return tuple(_registry())
@@ -77,10 +83,9 @@ def _load(name: str, target: str) -> type[Provider]:
 
 def get_provider(name: str) -> Provider:
     """Return a fresh provider instance, or raise BadRequestError naming the unknown one."""
-    registry = _registry()
-    target = registry.get(name)
+    target = _target(name)
     if target is None:
-        known = ", ".join(registry)
+        known = ", ".join(_registry())
         raise BadRequestError(f"unknown provider {name!r} (known: {known})")
     return _load(name, target)()
 
@@ -92,7 +97,7 @@ def provider_class(name: str) -> type[Provider] | None:
     act on them against any CAO-compatible server. A plugin that fails to load reads as
     unknown here: the orchestrator then falls back to generic keys.
     """
-    target = _registry().get(name)
+    target = _target(name)
     if target is None:
         return None
     try:
