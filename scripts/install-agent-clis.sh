@@ -72,3 +72,16 @@ WRAPPER
     mkdir -p "$copilot_cache"
     COPILOT_SEA_EXTRACT_ONLY=1 "$prefix/bin/copilot" --binary-version >/dev/null
 fi
+
+# OpenCode installs its plugin SDK (@opencode-ai/plugin, about 64 MB) into a config
+# directory the first time a plugin is configured there: seconds of npm at the CLI's
+# first launch. The tests' throw-away OpenCode homes link this copy instead
+# (tests/e2e/model/opencode_home.py), so no test pays for that install.
+opencode_deps=.tools/opencode-plugin-deps
+if [ "$(cat "$opencode_deps/.version" 2>/dev/null || true)" != "$OPENCODE_VERSION" ]; then
+    rm -rf "$opencode_deps"
+    mkdir -p "$opencode_deps"
+    npm install --prefix "$opencode_deps" --save-exact --no-audit --no-fund --loglevel=error \
+        "@opencode-ai/plugin@$OPENCODE_VERSION" >/dev/null
+    echo "$OPENCODE_VERSION" >"$opencode_deps/.version"
+fi

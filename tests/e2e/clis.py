@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["AGENT_BIN_DIR", "AGENT_WRAPPER_DIR", "require_cli"]
+__all__ = ["AGENT_BIN_DIR", "AGENT_WRAPPER_DIR", "OPENCODE_PLUGIN_DEPS", "require_cli"]
 
 _AGENTS = Path(__file__).resolve().parents[2] / ".tools" / "agents"
 AGENT_BIN_DIR = _AGENTS / "node_modules" / ".bin"
 # Launchers that run a CLI on its own pinned Node.js (Qwen Code needs Node.js 22).
 AGENT_WRAPPER_DIR = _AGENTS / "bin"
+# OpenCode's plugin SDK, installed once, which OpenCode would otherwise install into each
+# fresh config directory at its first launch.
+OPENCODE_PLUGIN_DEPS = _AGENTS.parent / "opencode-plugin-deps"
 
 
 def require_cli(name: str) -> Path:

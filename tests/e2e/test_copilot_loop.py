@@ -1,4 +1,6 @@
-"""The whole loop with the real Copilot CLI offline: every role and a model error.
+"""The whole loop with the real Copilot CLI offline, every role.
+
+Its model error, beside every other CLI's, is in test_full_loop.py.
 
 Copilot CLI 1.0 talks to the scripted Chat Completions server of
 tests/e2e/model/openai_chat.py on 127.0.0.1 (COPILOT_PROVIDER_BASE_URL, COPILOT_OFFLINE),
@@ -12,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.e2e.loop_checks import plain_project, whole_loop
-from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.e2e.loop_checks import whole_loop
+from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_chat import MODEL_NAME, ModelServer
-from tests.e2e.team import run_loop, team_server
+from tests.e2e.team import team_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -51,15 +53,3 @@ def test_copilot_whole_loop(tmp_path: Path) -> None:
     # Token usage was read from the CLI's own session files (summed against the model by
     # whole_loop); every terminal ran the model.
     assert {reading.get("model") for reading in usage} == {MODEL_NAME}
-
-
-def test_copilot_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
-    brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
-    with team_server(tmp_path, brain, {"copilot"}) as team:
-        result = run_loop(team, plain_project(tmp_path), provider="copilot")
-    assert result.returncode == 1
-    [error] = result.error_lines()
-    assert "analyst (terminal " in error
-    assert "reported status error" in error
-    assert "scripted model failure" in error
-    assert "Traceback" not in result.stderr

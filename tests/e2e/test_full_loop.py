@@ -6,7 +6,7 @@ project's patches, run its real unit tests and write the response files. Round 1
 is wrong (a real FAIL), round 2's is right (a real PASS). Each CLI's whole loop is held to
 the checks of `tests/e2e/loop_checks.py` (statuses against the model's turns, hostile
 evidence kept as text, every turn's tokens counted and priced); the other CLIs' whole
-loops are in their own files.
+loops are in their own files, and every CLI's model error is here.
 """
 
 from __future__ import annotations
@@ -120,16 +120,33 @@ def test_agent_ignoring_the_file_instruction_is_recovered_without_strict_mode(
     assert result.stderr.count("using its last terminal output") == 2
 
 
-@pytest.mark.parametrize("provider", ["codex", "claude_code"])
+# What each CLI shows of the scripted model's HTTP error, as the run's error line quotes it.
+_MODEL_ERROR_SHOWN = {
+    "codex": "",
+    "claude_code": "",
+    "gemini_cli": "API Error",
+    "qwen_code": "API Error",
+    "copilot": "scripted model failure",
+    "opencode": "scripted model failure",
+}
+
+
+@pytest.mark.parametrize("provider", list(_MODEL_ERROR_SHOWN))
 def test_model_error_ends_the_run_naming_the_agent_and_what_its_cli_showed(
     tmp_path: Path, provider: str
 ) -> None:
     brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
     with team_server(tmp_path, brain, {provider}) as team:
-        result = run_loop(team, plain_project(tmp_path), provider=provider)
+        # No restarts: the real CLI's error status and screen are under test here; a
+        # restart after an error, and the budget of them, are the orchestrator's own
+        # (tests/integration/orchestrator/test_orchestrator_restart.py).
+        project = plain_project(tmp_path)
+        result = run_loop(team, project, provider=provider, AGENT_RESTARTS="0")
     assert result.returncode == 1
     [error] = result.error_lines()
     assert "analyst (terminal " in error
     assert "reported status error" in error
     assert "the CLI showed:" in error
+    assert _MODEL_ERROR_SHOWN[provider] in error.partition("the CLI showed:")[2]
+    assert "AGENT_RESTARTS=0" in error
     assert "Traceback" not in result.stderr

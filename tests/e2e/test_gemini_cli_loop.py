@@ -1,4 +1,6 @@
-"""The whole loop with the real Gemini CLI offline: every role and a model error.
+"""The whole loop with the real Gemini CLI offline, every role.
+
+Its model error, beside every other CLI's, is in test_full_loop.py.
 
 Gemini CLI 0.61 talks to the scripted Gemini API of tests/e2e/model/gemini_api.py on
 127.0.0.1 (`GOOGLE_GEMINI_BASE_URL`), which plays each role with `run_shell_command`
@@ -12,10 +14,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.e2e.loop_checks import plain_project, whole_loop
-from tests.e2e.model.brain import Brain, Misbehaviour
+from tests.e2e.loop_checks import whole_loop
+from tests.e2e.model.brain import Brain
 from tests.e2e.model.gemini_api import ModelServer
-from tests.e2e.team import run_loop, team_server
+from tests.e2e.team import team_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -33,15 +35,3 @@ def test_gemini_whole_loop(tmp_path: Path) -> None:
     # Token usage was read from the CLI's own session files (summed against the model by
     # whole_loop); every terminal ran the model.
     assert {reading.get("model") for reading in usage} == {"gemini-2.5-pro"}
-
-
-def test_gemini_model_error_ends_the_run_naming_the_agent(tmp_path: Path) -> None:
-    brain = Brain(behaviours={"analyst": Misbehaviour.HTTP_500})
-    with team_server(tmp_path, brain, {"gemini_cli"}) as team:
-        result = run_loop(team, plain_project(tmp_path), provider="gemini_cli")
-    assert result.returncode == 1
-    [error] = result.error_lines()
-    assert "analyst (terminal " in error
-    assert "reported status error" in error
-    assert "API Error" in error
-    assert "Traceback" not in result.stderr

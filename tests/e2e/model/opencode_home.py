@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.e2e.clis import AGENT_BIN_DIR
+from tests.e2e.clis import AGENT_BIN_DIR, OPENCODE_PLUGIN_DEPS
 from tests.e2e.model.openai_responses import ModelServer
 
 __all__ = ["MODEL", "MODEL_COST", "opencode_environment", "write_opencode_config"]
@@ -51,7 +51,24 @@ def write_opencode_config(config_home: Path, server: ModelServer) -> Path:
     }
     path = directory / "opencode.json"
     path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    _link_plugin_sdk(directory)
     return path
+
+
+def _link_plugin_sdk(directory: Path) -> None:
+    """Give the config directory the plugin SDK installed once for all tests.
+
+    A config directory with plugins gets `@opencode-ai/plugin` installed into it at
+    OpenCode's first launch there (seconds of npm); with the same package.json and a
+    node_modules in place, OpenCode finds it done.
+    """
+    if not (OPENCODE_PLUGIN_DEPS / "node_modules").is_dir():
+        return  # an older install: OpenCode installs it itself, only slower
+    for name in ("package.json", "package-lock.json"):
+        source = OPENCODE_PLUGIN_DEPS / name
+        if source.exists():
+            (directory / name).write_bytes(source.read_bytes())
+    (directory / "node_modules").symlink_to(OPENCODE_PLUGIN_DEPS / "node_modules")
 
 
 def opencode_environment(home: Path, server: ModelServer) -> dict[str, str]:
