@@ -4,16 +4,19 @@ OpenCode, written by their real providers into the terminal's files; no token an
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from baton.errors import BadRequestError
+from baton.providers import mcp_relay
 from baton.providers.base import AgentProfile, LaunchSpec, TerminalContext
 from baton.providers.copilot_cli import CopilotCliProvider
 from baton.providers.gemini_cli import GeminiCliProvider
 from baton.providers.opencode import OpenCodeProvider
 from baton.providers.opencode_config import CONTENT_VARIABLE
+from baton.providers.mcp_relay import ready_file
 from baton.providers.qwen_code import QwenCodeProvider
 from baton.server import tool_policy
 from baton.server.mcp_clis import COPILOT_CONFIG_FILE, PASSED_VARIABLES
@@ -76,9 +79,12 @@ def test_qwen_code_gets_trusted_servers_in_its_own_settings(tmp_path: Path) -> N
     ctx = _ctx(tmp_path)
     spec = with_mcp_servers("qwen_code", QwenCodeProvider().launch(ctx), ctx, RESTRICTED)
     settings = _settings(Path(spec.env["QWEN_HOME"]) / "settings.json")
+    # Through the relay that marks the server's tools listed (Qwen Code does not wait).
+    ready = ready_file(str(ctx.runtime_dir), "cao-mcp-server")
+    assert Path(ready).parent.is_dir()
     assert settings["mcpServers"]["cao-mcp-server"] == {
-        "command": "cao-mcp-server",
-        "args": ["--x"],
+        "command": sys.executable,
+        "args": ["-I", "-S", mcp_relay.__file__, ready, "--", "cao-mcp-server", "--x"],
         "env": {"A": "1"},
         "timeout": 600_000,
         "trust": True,

@@ -24,7 +24,8 @@ Claude Code's), combined by the shared rule of `precedence.combine_signals`:
    until the resumed CLI takes a prompt, that prompt (nothing working) reads `idle`.
 
 Before all of these: a CLI this provider launched reads `processing` until its
-`SessionStart` hook has run (at most 30 s), as for Gemini CLI.
+`SessionStart` hook has run (at most 30 s), as for Gemini CLI. Given MCP servers, a new
+terminal is handed out once each has listed its tools (`starting`, through `mcp_relay`).
 
 The last answer is the `Stop` hook's `last_assistant_message`, else the session file's
 last model message (`qwen_records`), else the scrollback. The tokens are the session
@@ -34,11 +35,13 @@ id>` when the session has a file.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
 from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
+from baton.providers.mcp_relay import ready_file
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.providers.qwen_home import build_home
@@ -134,6 +137,15 @@ class QwenCodeProvider(Provider):
 
     def input_pending(self, screen: str) -> bool:
         return input_pending(screen)
+
+    def starting(self, ctx: TerminalContext) -> bool:
+        """Qwen Code takes a prompt before it has discovered its MCP servers, and its
+        screen never says when it has: starting until each server's relay has passed on
+        its tools list (`mcp_relay`)."""
+        runtime = str(ctx.runtime_dir)
+        return not all(
+            os.path.exists(ready_file(runtime, name)) for name in ctx.profile.mcp_servers or ()
+        )
 
     # -- status ----------------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ Each CLI gets the servers where its provider already writes the terminal's setti
 - Qwen Code: `mcpServers` in the terminal's `settings.json` (`qwen_home`), `trust: true`;
   its servers inherit its environment. It offers MCP tools only through its tool search,
   so CAO's server gets `alwaysLoadTools: true`, as Codex keeps it out of its deferred
-  tools;
+  tools. Each server runs through `mcp_relay`, which marks when its tools were listed:
+  Qwen Code takes a prompt before that, and its provider waits for the marks;
 - Copilot CLI: `--additional-mcp-config=@<file>` in the terminal's runtime directory,
   every tool of a server listed (`tools: ["*"]`) and the servers the agent's tool list
   grants allowed (`--allow-tool=<server>`); its servers inherit its environment;
@@ -26,13 +27,15 @@ handoff waits for another agent's whole turn.
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from baton.private import write_private
-from baton.providers import gemini_home, opencode_config, qwen_home
+from baton.providers import gemini_home, mcp_relay, opencode_config, qwen_home
 from baton.providers.base import LaunchSpec, TerminalContext
 
 __all__ = ["COPILOT_CONFIG_FILE", "OFFERED", "PASSED_VARIABLES", "offer"]
@@ -63,7 +66,10 @@ def offer(
     if provider == "qwen_code":
         home = spec.env.get("QWEN_HOME")
         if home:
-            qwen_home.offer_mcp_servers(Path(home), qwen_servers(servers))
+            ready = ctx.runtime_dir / mcp_relay.READY_DIR
+            shutil.rmtree(ready, ignore_errors=True)  # a restart lists the tools again
+            ready.mkdir(mode=0o700, parents=True)
+            qwen_home.offer_mcp_servers(Path(home), qwen_servers(servers, ctx.runtime_dir))
         return spec
     if provider == "copilot":
         config = ctx.runtime_dir / COPILOT_CONFIG_FILE
@@ -90,12 +96,17 @@ def gemini_servers(servers: Servers) -> dict[str, dict[str, Any]]:
     return out
 
 
-def qwen_servers(servers: Servers) -> dict[str, dict[str, Any]]:
-    """Qwen Code's entries (its servers inherit its environment). Qwen Code offers MCP
-    tools only through its tool search; CAO's are offered from the first request."""
+def qwen_servers(servers: Servers, runtime_dir: Path) -> dict[str, dict[str, Any]]:
+    """Qwen Code's entries (its servers inherit its environment), each through the relay
+    that marks its tools listed in `runtime_dir`. Qwen Code offers MCP tools only through
+    its tool search; CAO's are offered from the first request."""
     out = {}
     for name, spec in servers.items():
         entry = _stdio(spec)
+        command = [entry["command"], *entry["args"]]
+        entry["command"], *entry["args"] = mcp_relay.relayed(
+            sys.executable, str(runtime_dir), name, command
+        )
         if _is_cao(name, spec):
             entry["alwaysLoadTools"] = True
         out[name] = entry

@@ -1,0 +1,143 @@
+"""An MCP server's stdio, relayed unchanged, with a file that says its tools were listed.
+
+    python -I -S mcp_relay.py <ready file> -- <server command> [<argument> …]
+
+Qwen Code takes a prompt before it has discovered its MCP servers, and nothing on its
+screen says when it has: a prompt typed at once may reach the model without the servers'
+tools. Baton therefore starts each of a Qwen Code terminal's servers through this relay.
+It runs the server with the relay's own environment and stderr, copies every byte between
+the CLI and the server both ways, and creates `<ready file>` once the server's answer to
+the CLI's first `tools/list` request has been passed on: the provider's `starting`
+reads the files, so a new terminal is handed out only once its servers' tools are known.
+
+MCP's stdio transport is one JSON-RPC message per line; a line that is not JSON, or
+not a request, is relayed all the same. The relay ends with the server's exit status,
+and a signal that stops the relay is passed on to the server first.
+
+Standard library only and run by path with `-S`, like the pane launcher.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+EXIT_RELAY_FAILED = 127
+READY_DIR = "mcp-ready"
+_TOOLS_LIST = "tools/list"
+
+
+def ready_file(runtime_dir: str, server: str) -> str:
+    """Where the relay of MCP server `server` marks its tools listed, in a terminal's
+    runtime directory (the name hashed: a server name is the profile author's text)."""
+    digest = hashlib.sha256(server.encode("utf-8")).hexdigest()[:16]
+    return os.path.join(runtime_dir, READY_DIR, digest)
+
+
+def relayed(python: str, runtime_dir: str, server: str, command: list[str]) -> list[str]:
+    """The command line that runs `command` through this relay, for `server`."""
+    return [
+        python,
+        "-I",
+        "-S",
+        os.path.abspath(__file__),
+        ready_file(runtime_dir, server),
+        "--",
+        *command,
+    ]
+
+
+class _ToolsListed:
+    """Follows the CLI's `tools/list` request ids; marks the ready file at the answer."""
+
+    def __init__(self, ready_file: str) -> None:
+        self.ready_file = ready_file
+        self._asked: set[Any] = set()
+        self._lock = threading.Lock()
+        self.done = False
+
+    def client_line(self, line: bytes) -> None:
+        message = _message(line)
+        if message is not None and message.get("method") == _TOOLS_LIST and "id" in message:
+            with self._lock:
+                self._asked.add(_key(message["id"]))
+
+    def server_line(self, line: bytes) -> None:
+        if self.done:
+            return
+        message = _message(line)
+        if message is None or "id" not in message or "method" in message:
+            return
+        with self._lock:
+            answered = _key(message["id"]) in self._asked
+        if answered and "result" in message:
+            self.done = True
+            with contextlib.suppress(OSError), open(self.ready_file, "x", encoding="utf-8"):
+                pass
+
+
+def _message(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _key(value: Any) -> str:
+    """A request id as a set key (ids are strings or numbers)."""
+    return json.dumps(value)
+
+
+def _pump(source: IO[bytes], sink: IO[bytes], seen: Any) -> None:
+    """Copy `source` to `sink` line by line, flushing each, until either end closes."""
+    try:
+        for line in iter(source.readline, b""):
+            sink.write(line)
+            sink.flush()
+            seen(line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sink.close()
+
+
+def main(argv: list[str]) -> int:
+    """Relay until the server ends; its exit status, or 127 with one line when it cannot start."""
+    if len(argv) < 3 or argv[1] != "--":
+        print("mcp_relay: usage: <ready file> -- <command> [<argument> …]", file=sys.stderr)
+        return EXIT_RELAY_FAILED
+    ready_file, command = argv[0], argv[2:]
+    try:
+        server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    except OSError as error:
+        print(f"baton: cannot start the MCP server {command[0]!r}: {error}", file=sys.stderr)
+        return EXIT_RELAY_FAILED
+    assert server.stdin is not None and server.stdout is not None
+
+    def stop(number: int, _frame: object) -> None:
+        with contextlib.suppress(OSError):
+            server.send_signal(number)
+
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, stop)
+    listed = _ToolsListed(ready_file)
+    to_server = threading.Thread(
+        target=_pump, args=(sys.stdin.buffer, server.stdin, listed.client_line), daemon=True
+    )
+    to_server.start()
+    _pump(server.stdout, sys.stdout.buffer, listed.server_line)
+    return server.wait()
+
+
+if __name__ == "__main__":
+    # At once: the thread copying the CLI's input may still wait for a line.
+    os._exit(main(sys.argv[1:]))
