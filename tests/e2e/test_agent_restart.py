@@ -1,11 +1,20 @@
-"""A real agent CLI killed mid-turn is restarted in its terminal, resuming its conversation.
+"""Two faults in one real loop: a stalled model stream, then a CLI killed mid-turn.
 
 `baton run` → `baton serve` → Codex / Claude Code / Gemini CLI / Qwen Code / Copilot CLI /
-OpenCode against the scripted model servers.
-While the programmer works on its second turn (so the CLI has a conversation to resume),
-its CLI process is found by `BATON_TERMINAL_ID` and killed with SIGKILL. The loop must
-still reach its FAIL-then-PASS result, with one restart of the programmer, and the
-restarted CLI must really have resumed: its requests carry the earlier prompts again.
+OpenCode against the scripted model servers. One loop per CLI holds both faults:
+
+- the analyst's first request is accepted and never answered (Misbehaviour.STALL), the
+  way a hung model stream leaves the CLI busy with only its spinner turning. With a short
+  STALL_SECONDS, `baton run` must see no progress in `baton serve`'s `quiet_seconds`,
+  press the CLI's interrupt key (Esc; Ctrl-C for Copilot CLI) and send the prompt again.
+  Played for Codex, Claude Code, Copilot CLI and OpenCode (the loops of Gemini CLI and
+  Qwen Code hold the kill alone);
+- while the programmer works on its second turn (so the CLI has a conversation to
+  resume), its CLI process is found by `BATON_TERMINAL_ID` and killed with SIGKILL: one
+  restart of the programmer, and the restarted CLI must really have resumed (its requests
+  carry the earlier prompts again).
+
+The loop must still reach its real FAIL-then-PASS end.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.team import run_loop, team_server
 
 from baton.demo.sample import write_sample_project
+from baton.orchestrator.events import read_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -70,20 +80,39 @@ class _Killer(threading.Thread):
             return
 
 
-@pytest.mark.parametrize(
-    "provider", ["codex", "claude_code", "gemini_cli", "qwen_code", "copilot", "opencode"]
-)
-def test_cli_killed_mid_turn_is_restarted_and_the_loop_passes(
+# The interrupt key Baton must press for each CLI whose stream stalls here (None: no
+# stall in that CLI's loop, only the kill).
+_STALL_KEYS = {
+    "codex": "Escape",
+    "claude_code": "Escape",
+    "gemini_cli": None,
+    "qwen_code": None,
+    "copilot": "C-c",
+    "opencode": "Escape",
+}
+# OpenCode's first prompt in a process loads its model providers before the first request
+# leaves: 10 to 25 s without a change on screen on a loaded machine, a stall by a 10 s
+# measure (interrupted, its prompt sent again, that first request is the one that stalls).
+_STALL_SECONDS = {"opencode": "40"}
+
+
+@pytest.mark.parametrize("provider", list(_STALL_KEYS))
+def test_a_stalled_stream_and_a_cli_killed_mid_turn_and_the_loop_passes(
     tmp_path: Path, provider: str
 ) -> None:
-    brain = Brain(behaviours={"programmer": Misbehaviour.SLOW}, slow_seconds=2.0)
+    keys = _STALL_KEYS[provider]
+    behaviours = {"programmer": Misbehaviour.SLOW}
+    if keys is not None:
+        behaviours["analyst"] = Misbehaviour.STALL
+    brain = Brain(behaviours=behaviours, slow_seconds=2.0)
     project = write_sample_project(tmp_path / "project")
     state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
+    settings = {"CLEANUP_ON_EXIT": "0", "STALL_SECONDS": _STALL_SECONDS.get(provider, "10")}
     with team_server(tmp_path, brain, {provider}) as team:
         killer = _Killer(state_file, brain)
         killer.start()
         try:
-            result = run_loop(team, project, provider=provider, CLEANUP_ON_EXIT="0")
+            result = run_loop(team, project, provider=provider, **settings)
         finally:
             killer.stop.set()
             killer.join(timeout=5)
@@ -93,7 +122,16 @@ def test_cli_killed_mid_turn_is_restarted_and_the_loop_passes(
     assert result.tester_verdicts() == ["RESULT: FAIL", "RESULT: PASS"]
     state = json.loads(state_file.read_text(encoding="utf-8"))
     assert state["final_status"] == "PASS"
+    # The stall was interrupted and asked again, no restart; the kill restarted the CLI.
     assert state["restarts"] == {"programmer": 1}
+    events = list(read_events(Path(state["archive_dir"]) / "events.jsonl"))
+    steps = [(e["action"], e["role"]) for e in events if e["event"] == "stall"]
+    if keys is not None:
+        assert brain.stalls_taken("analyst") == 1  # the stream really stalled once
+        assert steps == [("interrupt", "analyst"), ("resend", "analyst")], result.stderr[-3000:]
+        assert f"interrupting its turn ({keys})" in result.stderr
+    else:
+        assert steps == [], result.stderr[-3000:]
     died = [line for line in result.stderr.splitlines() if " died (" in line]
     assert len(died) == 1, result.stderr[-3000:]
     assert "restarted its CLI in the same terminal, resuming its conversation" in died[0]
