@@ -14,9 +14,9 @@ from baton.providers import mcp_relay
 from baton.providers.base import AgentProfile, LaunchSpec, TerminalContext
 from baton.providers.copilot_cli import CopilotCliProvider
 from baton.providers.gemini_cli import GeminiCliProvider
+from baton.providers.mcp_relay import ready_file
 from baton.providers.opencode import OpenCodeProvider
 from baton.providers.opencode_config import CONTENT_VARIABLE
-from baton.providers.mcp_relay import ready_file
 from baton.providers.qwen_code import QwenCodeProvider
 from baton.server import tool_policy
 from baton.server.mcp_clis import COPILOT_CONFIG_FILE, PASSED_VARIABLES
