@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from baton.providers.boxed_screen import DialogCues, boxed_status
 from baton.screen import normalize_screen
 from baton.status import TerminalStatus
 
@@ -51,6 +52,7 @@ _DIALOG_TEXT = (
     "Do you trust this folder?",
 )
 _OPTION = re.compile(r"^[│ ]*[●›❯] ?\d\. ")
+_DIALOG = DialogCues(_DIALOG_TEXT, _OPTION, text_lines=30, option_lines=20)
 
 
 @dataclass(frozen=True)
@@ -140,24 +142,8 @@ def input_pending(screen: str) -> bool:
 
 
 def detect_status(screen: str) -> TerminalStatus:
-    parsed = parse_screen(screen)
-    if not parsed.has_input:
-        tail = "\n".join(parsed.transcript[-30:])
-        if any(text in tail for text in _DIALOG_TEXT) or any(
-            _OPTION.match(line) for line in parsed.transcript[-20:]
-        ):
-            return TerminalStatus.WAITING_USER_ANSWER
-        return TerminalStatus.PROCESSING
-    if parsed.busy:
-        return TerminalStatus.PROCESSING
-    marker = parsed.last_marker()
-    if marker == "error":
-        return TerminalStatus.ERROR
-    if marker == "answer":
-        return TerminalStatus.COMPLETED
-    if marker in ("cancelled", None):
-        return TerminalStatus.IDLE
-    return TerminalStatus.PROCESSING
+    """The status the screen shows (the rule shared with the other boxed CLIs)."""
+    return boxed_status(parse_screen(screen), _DIALOG)
 
 
 def extract_last_message(history: str) -> str:
