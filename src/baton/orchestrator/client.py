@@ -5,18 +5,14 @@ Paths and query parameters are CAO's, so the same client drives `baton serve` an
 (one line naming the URL), an HTTP error → `ApiHttpError` with the status code and the
 server's `detail`.
 
-A server that stops answering (restarted, a proxy's 502/503/504) is waited for, every
-call alike, for as long as its `OutageWindow` allows (SERVER_OUTAGE_SECONDS in a run). A
-write that never reached it is simply sent again. A write whose answer was lost may have
-been done: it is sent again only to a server that honours `Idempotency-Key` (baton serve
-answers the repeat with the first outcome); to any other it is `ApiOutcomeUnknown`, and
-what happened is checked instead (`send_input` does it itself, see `_settle_input`).
+Every call goes through `ApiCalls`, which waits out a server's outage and sends a write
+again only where that cannot do it twice; a write whose outcome stays unknown is checked
+instead (`send_input` does it itself, see `_settle_input`).
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,10 +21,10 @@ from typing import Any, cast
 
 import httpx
 
-from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
+from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown
+from baton.orchestrator.api_calls import IDEMPOTENCY_HEADER, ApiCalls, describe, detail, new_key
 from baton.orchestrator.outage import OutageWindow
 from baton.status import TerminalStatus, parse_status
-from baton.tls import tls_verify_for
 from baton.usage import Usage
 from baton.wire import SessionSummaryJSON, TerminalJSON
 
@@ -39,16 +35,8 @@ __all__ = ["DEFAULT_TIMEOUT", "IDEMPOTENCY_HEADER", "ApiClient"]
 DEFAULT_TIMEOUT = httpx.Timeout(300.0, connect=10.0)
 # Without a run's SERVER_OUTAGE_SECONDS: ride out a blip, report a stopped server soon.
 _DEFAULT_OUTAGE_SECONDS = 3.75
-IDEMPOTENCY_HEADER = "Idempotency-Key"
-# What a proxy answers while the server behind it is away.
-_SERVER_AWAY = frozenset({502, 503, 504})
-# Methods whose repeat does no harm (a second DELETE finds the terminal gone: 404).
-_REPEATABLE = frozenset({"GET", "DELETE"})
-# A write whose answer is lost again and again while /health answers: give up at last.
-_MAX_RESENDS = 5
 # `/events` sends a keep-alive at least every 15 s; silence this long means a dead stream.
 _STREAM_READ_SECONDS = 45.0
-_TRANSIENT = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout)
 
 
 class ApiClient:
@@ -70,21 +58,17 @@ class ApiClient:
         self.provider = provider
         self.working_directory = str(working_directory) if working_directory else None
         self.outage = outage or OutageWindow(self.base_url, outage_seconds)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._verify = tls_verify_for(self.base_url)
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=timeout,
-            transport=transport,
-            verify=self._verify,
+        self._calls = ApiCalls(
+            self.base_url, token=token, timeout=timeout, outage=self.outage, transport=transport
         )
+        self._json = self._calls.json
+        self._url = self._calls.url
 
     # --- resource handling ---
 
     def close(self) -> None:
         """Close the connection pool."""
-        self._http.close()
+        self._calls.close()
 
     def __enter__(self) -> ApiClient:
         return self
@@ -120,7 +104,7 @@ class ApiClient:
         params = self._create_params(agent_profile, provider, working_directory)
         if session_name:
             params["session_name"] = session_name
-        return self._terminal_json("POST", "/sessions", params, key=_new_key())
+        return self._terminal_json("POST", "/sessions", params, key=new_key())
 
     def list_sessions(self) -> list[SessionSummaryJSON]:
         """`GET /sessions`: the server's sessions."""
@@ -139,7 +123,7 @@ class ApiClient:
 
         A server without the route answers 404 or 405 (ApiHttpError).
         """
-        return self._json("POST", f"/terminals/{terminal_id}/restart", key=_new_key())
+        return self._json("POST", f"/terminals/{terminal_id}/restart", key=new_key())
 
     def delete_terminal(self, terminal_id: str) -> None:
         """`DELETE /terminals/{id}`: stop the CLI and forget the terminal."""
@@ -159,7 +143,7 @@ class ApiClient:
         """
         params = self._create_params(agent_profile, provider, working_directory)
         path = f"/sessions/{session_name}/terminals"
-        return self._terminal_json("POST", path, params, key=_new_key())
+        return self._terminal_json("POST", path, params, key=new_key())
 
     def send_input(
         self, terminal_id: str, message: str, *, arrived: Callable[[], bool] | None = None
@@ -172,21 +156,20 @@ class ApiClient:
         and asked again only when the message did not arrive.
         """
         try:
-            self._send_input_once(terminal_id, message, _new_key())
+            self._send_input_once(terminal_id, message, new_key())
         except ApiOutcomeUnknown:
             if self._settle_input(terminal_id, message) or (arrived is not None and arrived()):
                 return
-            self._send_input_once(terminal_id, message, _new_key())
+            self._send_input_once(terminal_id, message, new_key())
 
     def _send_input_once(self, terminal_id: str, message: str, key: str) -> None:
         path = f"/terminals/{terminal_id}/input"
         try:
-            self._http.build_request("POST", path, params={"message": message})
+            self._json("POST", path, key=key, params={"message": message})
         except httpx.InvalidURL:
-            # Longer than a URL can carry: `baton serve` also takes it as the JSON body.
+            # Longer than a URL can carry (refused before anything is sent): `baton serve`
+            # also takes it as the JSON body.
             self._json("POST", path, key=key, json={"message": message})
-            return
-        self._json("POST", path, key=key, params={"message": message})
 
     def _settle_input(self, terminal_id: str, message: str) -> bool:
         """Whether a send whose answer was lost reached the CLI, once the server answers.
@@ -275,13 +258,13 @@ class ApiClient:
         try:
             with (
                 httpx.Client(
-                    headers=self._http.headers, timeout=timeout, verify=self._verify
+                    headers=self._calls.http.headers, timeout=timeout, verify=self._calls.verify
                 ) as http,
                 http.stream("GET", url, params=params) as response,
             ):
                 if response.status_code >= 400:
                     response.read()
-                    raise ApiHttpError("GET", url, response.status_code, _detail(response))
+                    raise ApiHttpError("GET", url, response.status_code, detail(response))
                 for line in response.iter_lines():
                     if stop is not None and stop.is_set():
                         return
@@ -294,7 +277,7 @@ class ApiClient:
                     if isinstance(data, dict):
                         yield data
         except httpx.HTTPError as error:
-            raise ApiError(f"GET {url}: {_describe(error)}") from None
+            raise ApiError(f"GET {url}: {describe(error)}") from None
 
     def wait_status(
         self, terminal_id: str, since: TerminalStatus, timeout: float
@@ -304,15 +287,15 @@ class ApiClient:
         path = f"/terminals/{terminal_id}/status/wait"
         params = {"since": since, "timeout": f"{timeout:g}"}
         try:
-            response = self._http.get(
+            response = self._calls.http.get(
                 path, params=params, timeout=httpx.Timeout(timeout + 30.0, connect=5.0)
             )
         except httpx.HTTPError as error:
-            raise ApiError(f"GET {self._url(path)}: {_describe(error)}") from None
+            raise ApiError(f"GET {self._url(path)}: {describe(error)}") from None
         if response.status_code in (404, 405):
             return None
         if response.status_code >= 400:
-            raise ApiHttpError("GET", self._url(path), response.status_code, _detail(response))
+            raise ApiHttpError("GET", self._url(path), response.status_code, detail(response))
         try:
             return parse_status(response.json().get("status"))
         except (ValueError, AttributeError):
@@ -341,136 +324,13 @@ class ApiClient:
             raise ApiError(f"{method} {self._url(path)}: answer lacks `id` or `session_name`")
         return cast(TerminalJSON, data)
 
-    def _url(self, path: str) -> str:
-        return f"{self.base_url}{path}"
-
-    def _json(
-        self, method: str, path: str, *, retry: bool = True, key: str | None = None, **kwargs: Any
-    ) -> dict[str, Any]:
-        response = self._send(method, path, retry=retry, key=key, **kwargs)
-        if response.status_code >= 400:
-            raise ApiHttpError(method, self._url(path), response.status_code, _detail(response))
-        try:
-            data = response.json()
-        except ValueError:
-            raise ApiError(f"{method} {self._url(path)}: the answer is not JSON") from None
-        return data if isinstance(data, dict) else {"value": data}
-
-    def _send(
-        self, method: str, path: str, *, retry: bool, key: str | None = None, **kwargs: Any
-    ) -> httpx.Response:
-        """One call, tried again while the server is away (see the module's docstring)."""
-        headers = {IDEMPOTENCY_HEADER: key} if key else None
-        attempt = resends = 0
-        while True:
-            reached = True  # whether the server may have received the request
-            try:
-                response = self._http.request(method, path, headers=headers, **kwargs)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-                reached, failure = False, _describe(error)
-            except _TRANSIENT as error:
-                failure = _describe(error)
-                slow_write = method not in _REPEATABLE and isinstance(error, httpx.ReadTimeout)
-                if not retry or slow_write:  # a write that takes too long is not an outage
-                    raise ApiError(f"{method} {self._url(path)}: {failure}") from None
-            except httpx.HTTPError as error:
-                raise ApiError(f"{method} {self._url(path)}: {_describe(error)}") from None
-            else:
-                if not retry or not _server_away(response):
-                    self.outage.answered()
-                    if key and _interrupted(response):
-                        raise ApiOutcomeUnknown(f"{method} {self._url(path)}: {_detail(response)}")
-                    return response
-                failure = f"HTTP {response.status_code} {response.reason_phrase}"
-            if reached and method not in _REPEATABLE:
-                if not key or resends >= _MAX_RESENDS or not self._honours_keys():
-                    raise ApiOutcomeUnknown(
-                        f"{method} {self._url(path)}: {failure}; the server may have done it"
-                    )
-                resends += 1  # the server is back (it answered /health): the same key again
-                continue
-            if not retry or not self.outage.failed(f"{method} {path}: {failure}", attempt):
-                if not reached:
-                    raise ApiUnreachableError(
-                        f"cannot reach the API at {self.base_url} ({method} {path}): "
-                        "is `baton serve` or `cao-server` running there?"
-                    )
-                raise ApiError(f"{method} {self._url(path)}: {failure}")
-            attempt += 1
-
-    def _honours_keys(self) -> bool:
-        """Whether the server answers a repeated `Idempotency-Key` instead of acting again.
-
-        Asked afresh after each lost answer (waiting out the outage): only then does it
-        matter, and the server that answers may not be the one that was asked.
-        """
-        try:
-            data = self._json("GET", "/health")
-        except ApiHttpError:
-            return False  # no /health (or not this one): a server that does not say so
-        return data.get("idempotency") == IDEMPOTENCY_HEADER
-
 
 def _items(value: object) -> list[dict[str, Any]]:
     """The objects of a list answer; [] for anything else."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def _new_key() -> str:
-    """A fresh idempotency key: one per logical write, reused on each of its attempts."""
-    return secrets.token_hex(16)
-
-
-def _server_away(response: httpx.Response) -> bool:
-    """A proxy's 502/503/504 for a server behind it that is not there.
-
-    The server's own 5xx (baton serve's 502 "the CLI did not take the input", 504 for a
-    run-step) comes as JSON with a `detail`: an answer, not an outage.
-    """
-    if response.status_code not in _SERVER_AWAY:
-        return False
-    try:
-        data = response.json()
-    except ValueError:
-        return True
-    return not (isinstance(data, dict) and "detail" in data)
-
-
-def _interrupted(response: httpx.Response) -> bool:
-    """baton serve's answer to a key whose first request died with the server."""
-    return response.status_code == 409 and (
-        response.headers.get("Idempotency-Status", "") == "interrupted"
-    )
-
-
 def _fingerprint(message: str) -> str:
     """The message's longest line, cut to what one terminal row surely shows whole."""
     lines = [" ".join(line.split()) for line in message.splitlines()]
     return max(lines, key=len, default="")[:40]
-
-
-def _describe(error: httpx.HTTPError) -> str:
-    text = str(error).strip()
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def _detail(response: httpx.Response) -> str:
-    """The server's `detail` (FastAPI's error shape), else the start of the body."""
-    try:
-        data = response.json()
-    except ValueError:
-        if "html" in response.headers.get("content-type", "").lower():
-            return f"{response.reason_phrase} (an HTML page, not the CAO API)"
-        words = " ".join(response.text.split())  # one line, whatever the body was
-        return words[:200] or response.reason_phrase
-    detail = data.get("detail") if isinstance(data, dict) else None
-    if isinstance(detail, str):
-        return detail
-    if isinstance(detail, list):  # validation errors: [{"loc": [...], "msg": "..."}]
-        messages = []
-        for item in detail:
-            if isinstance(item, dict):
-                loc = ".".join(str(part) for part in item.get("loc", ()))
-                messages.append(f"{loc}: {item.get('msg', '')}".strip(": "))
-        return "; ".join(messages) or str(detail)
-    return str(data)[:200]
