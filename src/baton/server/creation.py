@@ -33,6 +33,7 @@ from baton.server.runtime import TerminalRuntime
 from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
 from baton.server.skills import pane_preface
 from baton.server.tmux import TmuxServer
+from baton.server.tmux_windows import create_window
 
 __all__ = [
     "DEFAULT_PROVIDER",
@@ -179,7 +180,8 @@ class TerminalCreator:
                     f"provider {provider_name!r} needs {spec.argv[0]!r}, "
                     "which is not on the PATH of baton serve"
                 )
-            window = self.tmux.create_window(
+            window = create_window(
+                self.tmux,
                 session=session,
                 window_name=_window_name(profile.name, terminal_id),
                 new_session=tmux_session_new,
@@ -236,7 +238,8 @@ class TerminalCreator:
         with self._guard:
             new_session = not self.tmux.has_session(record.session_name)
             runtime_dir = Path(record.runtime_dir)
-            window = self.tmux.create_window(
+            window = create_window(
+                self.tmux,
                 session=record.session_name,
                 window_name=record.name,
                 new_session=new_session,

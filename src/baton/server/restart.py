@@ -21,6 +21,7 @@ from baton.server.mcp_offer import with_mcp_servers
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.skills import pane_preface
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
+from baton.server.tmux_windows import respawn_pane
 
 __all__ = ["restart_terminal"]
 
@@ -55,7 +56,8 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
             )
         if state.exists:
             runtime_dir = Path(record.runtime_dir)
-            service.tmux.respawn_pane(
+            respawn_pane(
+                service.tmux,
                 record.pane,
                 working_directory=Path(record.working_directory),
                 argv=spec.argv,

@@ -1,4 +1,4 @@
-"""The only module that talks to tmux: a private tmux server on its own socket.
+"""The only module that runs tmux: a private tmux server on its own socket.
 
 Every call goes through the tmux CLI with `-S <socket>`, so the user's own tmux is never
 touched. The server is configured once (a config file passed with `-f`) so that panes
@@ -11,25 +11,21 @@ panes' screens the providers read are the same with or without them.
 Two rules hold for every call (docs/server.md, "What tmux never sees" and "Terminal
 identity"): tmux never gets a value it would expand that a caller chose (panes start in
 `/`, names are plain, the pane-log path is escaped); and every act on a terminal's pane
-is checked against the pane's binding to that terminal in the same tmux call (`_bound`).
+is checked against the pane's binding to that terminal in the same tmux call (`run_bound`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
-import shlex
 import subprocess
-import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from baton.errors import TerminalExitedError, TmuxError
-from baton.private import private_dir, private_file, write_private
-from baton.server import pane_launcher
+from baton.private import private_dir, write_private
 from baton.server.tmux_panes import (
     TERMINAL_OPTION,
     PaneInfo,
@@ -60,19 +56,11 @@ DEFAULT_COLUMNS = 200
 DEFAULT_ROWS = 50
 HISTORY_LIMIT = 200_000
 
-# The pane runs this launcher first: it waits until the server has attached the pane log
-# (the gate file appears), takes the pane environment, directory and command from a
-# private file (never from a command line, which `ps` shows to every user, nor from
-# tmux's, where an argument ending in `;` ends the command), then execs the CLI.
-_LAUNCHER = Path(pane_launcher.__file__)
-# Variables describing the calling terminal or tmux client; a pane must not inherit them.
-_ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
 # tmux expands formats (`#(shell command)`, `#{…}`) in a start directory, a window or
 # session name and a pipe-pane command. So tmux never sees a user's path: every pane
-# starts here and the launcher changes into the real directory (given in its private
-# file); names are checked against a plain alphabet; the pane-log path is escaped.
-_START_DIRECTORY = "/"
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+# starts in `/` and the launcher changes into the real directory (`tmux_windows`); names
+# are checked against a plain alphabet; the pane-log path is escaped.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 # The else-branch of a bound act: an unknown command, so tmux exits 1 naming it.
 _UNBOUND = "baton-pane-not-bound"
 
@@ -134,7 +122,7 @@ class TmuxServer:
         if not self.socket_path.parent.is_dir():
             private_dir(self.socket_path.parent)
 
-    def _bound(self, ref: PaneRef, *commands: Sequence[str]) -> str:
+    def run_bound(self, ref: PaneRef, *commands: Sequence[str]) -> str:
         """Run `commands` only if `ref`'s pane is bound to its terminal: one tmux call.
 
         `if-shell -F` evaluates the binding and runs the commands in the same server
@@ -173,7 +161,7 @@ class TmuxServer:
     def has_session(self, name: str) -> bool:
         """Whether tmux has a session of exactly this name (Baton's names are plain: a name
         ending in `;` would otherwise be split by tmux into `name` and another command)."""
-        if not _PLAIN_NAME.fullmatch(name):
+        if not PLAIN_NAME.fullmatch(name):
             return False
         self._ensure_config()
         completed = subprocess.run(
@@ -187,141 +175,6 @@ class TmuxServer:
     def session_names(self) -> list[str]:
         output = self.run("list-sessions", "-F", "#{session_name}", check=False)
         return [line for line in output.splitlines() if line]
-
-    def create_window(
-        self,
-        *,
-        session: str,
-        window_name: str,
-        new_session: bool,
-        terminal_id: str,
-        working_directory: Path,
-        argv: Sequence[str],
-        env: Mapping[str, str],
-        pane_log: Path,
-        gate_file: Path,
-        preface: str = "",
-    ) -> WindowRef:
-        """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
-
-        The command is executed directly (no shell stays around it), with `env` added to
-        its environment, in `working_directory`, after the launcher printed `preface`.
-        `env`, the directory and the preface go through a 0600 file next to the gate file,
-        read and deleted by the pane's launcher; tmux starts the pane in `/` and never
-        sees the path. The new pane is bound to
-        `terminal_id` before its command starts. The caller serialises creations, so no
-        other pane can be made between `new-window` and the binding.
-        """
-        for label, name in (("session", session), ("window", window_name)):
-            if not _PLAIN_NAME.fullmatch(name):
-                raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
-        if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
-            raise TmuxError(f"terminal id {terminal_id!r} is not plain")
-        env_file, gated = self._gated_command(argv, env, working_directory, gate_file, preface)
-        if new_session:
-            head = [
-                "new-session",
-                "-d",
-                "-s",
-                session,
-                "-n",
-                window_name,
-                "-x",
-                str(DEFAULT_COLUMNS),
-                "-y",
-                str(DEFAULT_ROWS),
-            ]
-        else:
-            head = ["new-window", "-d", "-t", f"={session}:", "-n", window_name]
-        try:
-            output = self.run(
-                *head,
-                "-P",
-                "-F",
-                "#{window_id} #{pane_id}",
-                "-c",
-                _START_DIRECTORY,
-                "--",
-                *gated,
-            )
-            window_id, pane_id = output.split()
-            self.run("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
-        except BaseException:
-            env_file.unlink(missing_ok=True)
-            raise
-        ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
-        self._attach_log_and_open_gate(ref, pane_log, gate_file)
-        return WindowRef(window_id=window_id, pane_id=pane_id)
-
-    def respawn_pane(
-        self,
-        pane: PaneRef,
-        *,
-        working_directory: Path,
-        argv: Sequence[str],
-        env: Mapping[str, str],
-        pane_log: Path,
-        gate_file: Path,
-        preface: str = "",
-    ) -> None:
-        """Start `argv` afresh in the terminal's own pane (its old command killed), as
-        `create_window` starts one: env and directory through the launcher's private file,
-        the log re-attached. TerminalExitedError when the pane is not the terminal's."""
-        gate_file.unlink(missing_ok=True)
-        env_file, gated = self._gated_command(argv, env, working_directory, gate_file, preface)
-        try:
-            self._bound(
-                pane,
-                ["respawn-pane", "-k", "-t", pane.pane_id, "-c", _START_DIRECTORY, "--", *gated],
-                # The old pipe may have died with the old command: close it (attached afresh below).
-                ["pipe-pane", "-t", pane.pane_id],
-            )
-        except BaseException:
-            env_file.unlink(missing_ok=True)
-            raise
-        self._attach_log_and_open_gate(pane, pane_log, gate_file)
-
-    def _gated_command(
-        self,
-        argv: Sequence[str],
-        env: Mapping[str, str],
-        directory: Path,
-        gate_file: Path,
-        preface: str,
-    ) -> tuple[Path, list[str]]:
-        """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`,
-        the working directory and the preface to it (tmux sees only Baton's own paths)."""
-        env_file = gate_file.with_name(gate_file.name + ".env.json")
-        private_dir(env_file.parent)
-        pane_env = {
-            key: value
-            for key, value in env.items()
-            if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
-        }
-        launch = {
-            "environment": pane_env,
-            "directory": str(directory),
-            "argv": list(argv),
-            "preface": preface,
-        }
-        write_private(env_file, json.dumps(launch))
-        gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
-        return env_file, gated
-
-    def _attach_log_and_open_gate(self, pane: PaneRef, pane_log: Path, gate_file: Path) -> None:
-        """Pipe the pane's output to `pane_log`, then let the launcher start the command.
-
-        pipe-pane expands formats in its command: the quoted path has every `#` doubled,
-        the one character tmux formats give a meaning to there.
-        """
-        try:
-            private_dir(pane_log.parent)
-            private_file(pane_log)
-            command = "cat >> " + shlex.quote(str(pane_log)).replace("#", "##")
-            self._bound(pane, ["pipe-pane", "-o", "-t", pane.pane_id, command])
-        finally:
-            private_dir(gate_file.parent)
-            private_file(gate_file)
 
     def pane_state(self, pane: PaneRef) -> PaneState:
         """Whether the terminal's own pane exists, whether its command has exited, its pid
@@ -415,7 +268,7 @@ class TmuxServer:
     def snapshot(self, pane: PaneRef) -> PaneSnapshot | None:
         """The visible screen (styled and plain), cursor and modes, in one tmux call."""
         try:
-            output = self._bound(
+            output = self.run_bound(
                 pane,
                 ["capture-pane", "-p", "-e", "-t", pane.pane_id],
                 ["capture-pane", "-p", "-t", pane.pane_id],
@@ -449,10 +302,10 @@ class TmuxServer:
     def kill_window(self, pane: PaneRef) -> None:
         """Remove the terminal's window, if its pane is still the terminal's."""
         with contextlib.suppress(TerminalExitedError, TmuxError):
-            self._bound(pane, ["kill-window", "-t", pane.pane_id])
+            self.run_bound(pane, ["kill-window", "-t", pane.pane_id])
 
     def kill_session(self, name: str) -> None:
-        if _PLAIN_NAME.fullmatch(name):  # no other name is one of Baton's sessions
+        if PLAIN_NAME.fullmatch(name):  # no other name is one of Baton's sessions
             self.run("kill-session", "-t", f"={name}", check=False)
 
     def kill_server(self) -> None:
@@ -466,7 +319,7 @@ class TmuxServer:
         args = ["capture-pane", "-p", "-t", pane.pane_id]
         if history:
             args += ["-J", "-S", "-", "-E", "-"]
-        return self._bound(pane, args)
+        return self.run_bound(pane, args)
 
     def paste(self, pane: PaneRef, text: str) -> None:
         """Deliver `text` as one paste (bracketed when the program asked for it).
@@ -478,7 +331,9 @@ class TmuxServer:
         self.run("load-buffer", "-b", buffer_name, "-", input_bytes=text.encode("utf-8"))
         try:
             # `-d`: the paste deletes the buffer; only a paste that did not happen leaves it.
-            self._bound(pane, ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id])
+            self.run_bound(
+                pane, ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id]
+            )
         except BaseException:
             self.run("delete-buffer", "-b", buffer_name, check=False)
             raise
@@ -486,4 +341,4 @@ class TmuxServer:
     def send_keys(self, pane: PaneRef, keys: Sequence[str]) -> None:
         """Send tmux key names (Enter, C-d, Escape) or literal words, in order."""
         for key in keys:
-            self._bound(pane, ["send-keys", "-t", pane.pane_id, "--", key])
+            self.run_bound(pane, ["send-keys", "-t", pane.pane_id, "--", key])

@@ -92,12 +92,14 @@ def test_pane_environment_is_read_back_from_the_running_cli(tmp_path: Path) -> N
     import tempfile
 
     from baton.server.tmux import PaneRef, TmuxServer
+    from baton.server.tmux_windows import create_window
 
     socket_dir = Path(tempfile.mkdtemp(prefix="baton-tmux-"))
     tmux = TmuxServer(socket_dir / "tmux.sock", tmp_path / "state" / "tmux.conf")
     runtime = tmp_path / "state" / "terminals" / "t1"
     try:
-        window = tmux.create_window(
+        window = create_window(
+            tmux,
             session="s1",
             window_name="w",
             new_session=True,

@@ -13,6 +13,7 @@ from tests.support.waiting import wait_until
 
 from baton.errors import TerminalExitedError
 from baton.server.tmux import PaneRef, TmuxServer, bound_pane
+from baton.server.tmux_windows import create_window
 
 pytestmark = pytest.mark.tmux
 
@@ -42,7 +43,8 @@ def tmux(tmp_path: Path) -> Iterator[TmuxServer]:
 
 def _window(tmux: TmuxServer, tmp_path: Path, terminal_id: str, *, new_session: bool) -> PaneRef:
     runtime = tmp_path / "state" / "terminals" / terminal_id
-    window = tmux.create_window(
+    window = create_window(
+        tmux,
         session="s1",
         window_name=f"w-{terminal_id}",
         new_session=new_session,
@@ -59,7 +61,7 @@ def _window(tmux: TmuxServer, tmp_path: Path, terminal_id: str, *, new_session: 
 def test_bound_words_reach_tmux_unchanged(tmux: TmuxServer, tmp_path: Path) -> None:
     pane = _window(tmux, tmp_path, "t1", new_session=True)
     for value in AWKWARD:
-        tmux._bound(pane, ["set-option", "-p", "-t", pane.pane_id, "@probe", value])
+        tmux.run_bound(pane, ["set-option", "-p", "-t", pane.pane_id, "@probe", value])
         shown = tmux.run("show-options", "-p", "-v", "-t", pane.pane_id, "@probe")
         assert shown.removesuffix("\n") == value
     assert not (tmp_path / "MARKER").exists()
@@ -102,7 +104,8 @@ def test_the_command_reaches_the_pane_word_for_word(tmux: TmuxServer, tmp_path: 
     runtime = tmp_path / "state" / "terminals" / "t9"
     words = ["a;", "kill-server", "#{pane_pid}", "new\nline"]
     script = f'printf "%s|" "$@" > {out}.tmp && mv {out}.tmp {out}; sleep 30'
-    window = tmux.create_window(
+    window = create_window(
+        tmux,
         session="s1",
         window_name="w",
         new_session=True,

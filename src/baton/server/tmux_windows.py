@@ -1,0 +1,172 @@
+"""New panes in Baton's tmux server: a window (and session) for a new terminal, or the
+terminal's own pane started afresh, each behind the pane launcher's gate.
+
+The pane runs `pane_launcher` first: it waits until the server has attached the pane log
+(the gate file appears), takes the pane environment, directory and command from a
+private file (never from a command line, which `ps` shows to every user, nor from
+tmux's, where an argument ending in `;` ends the command), then execs the CLI. tmux
+starts every pane in `/` and never sees the user's path (docs/server.md, "What tmux
+never sees").
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from baton.errors import TmuxError
+from baton.private import private_dir, private_file, write_private
+from baton.server import pane_launcher
+from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
+from baton.server.tmux_panes import TERMINAL_OPTION, PaneRef, WindowRef
+
+__all__ = ["create_window", "respawn_pane"]
+
+_LAUNCHER = Path(pane_launcher.__file__)
+# Variables describing the calling terminal or tmux client; a pane must not inherit them.
+_ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
+# Where tmux starts every pane: a path of Baton's, never the user's (see above).
+_START_DIRECTORY = "/"
+
+
+def create_window(
+    tmux: TmuxServer,
+    *,
+    session: str,
+    window_name: str,
+    new_session: bool,
+    terminal_id: str,
+    working_directory: Path,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    pane_log: Path,
+    gate_file: Path,
+    preface: str = "",
+) -> WindowRef:
+    """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
+
+    The command is executed directly (no shell stays around it), with `env` added to
+    its environment, in `working_directory`, after the launcher printed `preface`.
+    `env`, the directory and the preface go through a 0600 file next to the gate file,
+    read and deleted by the pane's launcher; tmux starts the pane in `/` and never
+    sees the path. The new pane is bound to
+    `terminal_id` before its command starts. The caller serialises creations, so no
+    other pane can be made between `new-window` and the binding.
+    """
+    for label, name in (("session", session), ("window", window_name)):
+        if not PLAIN_NAME.fullmatch(name):
+            raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
+    if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
+        raise TmuxError(f"terminal id {terminal_id!r} is not plain")
+    env_file, gated = _gated_command(argv, env, working_directory, gate_file, preface)
+    if new_session:
+        head = [
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-n",
+            window_name,
+            "-x",
+            str(DEFAULT_COLUMNS),
+            "-y",
+            str(DEFAULT_ROWS),
+        ]
+    else:
+        head = ["new-window", "-d", "-t", f"={session}:", "-n", window_name]
+    try:
+        output = tmux.run(
+            *head,
+            "-P",
+            "-F",
+            "#{window_id} #{pane_id}",
+            "-c",
+            _START_DIRECTORY,
+            "--",
+            *gated,
+        )
+        window_id, pane_id = output.split()
+        tmux.run("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
+    except BaseException:
+        env_file.unlink(missing_ok=True)
+        raise
+    ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
+    _attach_log_and_open_gate(tmux, ref, pane_log, gate_file)
+    return WindowRef(window_id=window_id, pane_id=pane_id)
+
+
+def respawn_pane(
+    tmux: TmuxServer,
+    pane: PaneRef,
+    *,
+    working_directory: Path,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    pane_log: Path,
+    gate_file: Path,
+    preface: str = "",
+) -> None:
+    """Start `argv` afresh in the terminal's own pane (its old command killed), as
+    `create_window` starts one: env and directory through the launcher's private file,
+    the log re-attached. TerminalExitedError when the pane is not the terminal's."""
+    gate_file.unlink(missing_ok=True)
+    env_file, gated = _gated_command(argv, env, working_directory, gate_file, preface)
+    try:
+        tmux.run_bound(
+            pane,
+            ["respawn-pane", "-k", "-t", pane.pane_id, "-c", _START_DIRECTORY, "--", *gated],
+            # The old pipe may have died with the old command: close it (attached afresh below).
+            ["pipe-pane", "-t", pane.pane_id],
+        )
+    except BaseException:
+        env_file.unlink(missing_ok=True)
+        raise
+    _attach_log_and_open_gate(tmux, pane, pane_log, gate_file)
+
+
+def _gated_command(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    directory: Path,
+    gate_file: Path,
+    preface: str,
+) -> tuple[Path, list[str]]:
+    """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`,
+    the working directory and the preface to it (tmux sees only Baton's own paths)."""
+    env_file = gate_file.with_name(gate_file.name + ".env.json")
+    private_dir(env_file.parent)
+    pane_env = {
+        key: value
+        for key, value in env.items()
+        if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
+    }
+    launch = {
+        "environment": pane_env,
+        "directory": str(directory),
+        "argv": list(argv),
+        "preface": preface,
+    }
+    write_private(env_file, json.dumps(launch))
+    gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
+    return env_file, gated
+
+
+def _attach_log_and_open_gate(
+    tmux: TmuxServer, pane: PaneRef, pane_log: Path, gate_file: Path
+) -> None:
+    """Pipe the pane's output to `pane_log`, then let the launcher start the command.
+
+    pipe-pane expands formats in its command: the quoted path has every `#` doubled,
+    the one character tmux formats give a meaning to there.
+    """
+    try:
+        private_dir(pane_log.parent)
+        private_file(pane_log)
+        command = "cat >> " + shlex.quote(str(pane_log)).replace("#", "##")
+        tmux.run_bound(pane, ["pipe-pane", "-o", "-t", pane.pane_id, command])
+    finally:
+        private_dir(gate_file.parent)
+        private_file(gate_file)
