@@ -332,10 +332,14 @@ def test_a_launched_cli_is_starting_until_its_session_starts(tmp_path: Path) -> 
     provider.launch(ctx)
     resting = (FIXTURES / "startup--idle.txt").read_text("utf-8")
     assert provider.status(resting, ctx) is TerminalStatus.PROCESSING
+    assert provider.turn_record(ctx) is None  # nothing says yet whether its hooks run
     (ctx.runtime_dir / HOOK_LOG_FILE).write_text(
         json.dumps({"hook_event_name": "SessionStart", "session_id": "abcdef12"}) + "\n"
     )
     assert provider.status(resting, ctx) is TerminalStatus.IDLE
+    # Its hooks run and no prompt started a turn yet: a first prompt is taken only when
+    # `BeforeAgent` counts it, never on a screen redrawn without its input box.
+    assert provider.turn_record(ctx) == TurnRecord(started=0, open=False)
     # A provider that did not launch this CLI (a restarted server) reads the screen.
     assert GeminiCliProvider().status(resting, _context(tmp_path / "x")) is TerminalStatus.IDLE
 

@@ -191,11 +191,16 @@ class GeminiCliProvider(Provider):
         return final_answer_since(transcript, opened)
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
-        """Prompts `BeforeAgent` saw; the latest open until its `AfterAgent`."""
+        """Prompts `BeforeAgent` saw; the latest open until its `AfterAgent`.
+
+        Before the first prompt: none started once `SessionStart` shows the hooks run (so
+        a first prompt is taken only when its turn starts, never on a redrawn screen);
+        None while nothing says whether they run (the screen decides then).
+        """
         log = self._log(ctx)
         open_turn = log.is_open()
         if open_turn is None:
-            return None
+            return TurnRecord(started=0, open=False) if log.session_started() else None
         return TurnRecord(started=log.prompts(), open=open_turn)
 
     def _log(self, ctx: TerminalContext) -> GeminiHookLog:

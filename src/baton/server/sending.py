@@ -162,8 +162,10 @@ class InputSender:
                     f"terminal {record.id}: the CLI did not take the input (no new turn "
                     f"started within {self.timings.accept_timeout:g}s)"
                 )
-            if resubmit_at is not None and now >= resubmit_at:
-                resubmit_at = None
+            if resubmit_at is not None and again is not None and now >= resubmit_at:
+                # Again each `resubmit_after` while the message waits in the input box: a
+                # loaded CLI can read the second Enter as a newline too.
+                resubmit_at = now + again
                 if provider.input_pending(self.reader.screen(record)):
                     self.delivery.submit(record.pane, provider)
                 continue

@@ -1,10 +1,10 @@
-"""A submit key the CLI drops: the message still in its input box is submitted once more.
+"""A submit key the CLI drops: the message still in its input box is submitted again.
 
 Gemini CLI reads an Enter handled within 30 ms of the paste as a newline, so on a loaded
 machine a message can stay typed but unsent. A provider that says so (`resubmit_after`,
-`input_pending`) gets its submit keys pressed again. Here the scripted agent stands in:
-its provider's first "submit" is a key the agent ignores (an arrow), so only the second
-press, the resubmission, sends the message.
+`input_pending`) gets its submit keys pressed again, every `resubmit_after` seconds while
+the message waits. Here the scripted agent stands in: its provider's first "submit" (or
+first two) is a key the agent ignores (an arrow), so only a resubmission sends it.
 """
 
 from __future__ import annotations
@@ -44,6 +44,17 @@ class DroppedEnterProvider(ScriptedProvider):
         return bool(lines) and lines[-1].startswith(ui.PROMPT + " ") and len(lines[-1]) > 2
 
 
+class TwiceDroppedEnter(DroppedEnterProvider):
+    """Its first two submit presses are lost: the message is submitted a third time."""
+
+    name = "twice_dropped_enter"
+
+    @property  # type: ignore[override]
+    def submit_keys(self) -> tuple[str, ...]:
+        type(self).presses += 1
+        return ("Right",) if type(self).presses <= 2 else ("Enter",)
+
+
 class NeverResubmits(DroppedEnterProvider):
     name = "never_resubmits"
     resubmit_after = None
@@ -51,7 +62,7 @@ class NeverResubmits(DroppedEnterProvider):
 
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    for provider in (DroppedEnterProvider, NeverResubmits):
+    for provider in (DroppedEnterProvider, TwiceDroppedEnter, NeverResubmits):
         monkeypatch.setitem(
             providers.BUILTIN_PROVIDERS, provider.name, f"{__name__}:{provider.__name__}"
         )
@@ -89,6 +100,11 @@ def _send(base_url: str, provider: type[DroppedEnterProvider], tmp_path: Path) -
 def test_a_message_left_in_the_input_box_is_submitted_again(server: str, tmp_path: Path) -> None:
     assert _send(server, DroppedEnterProvider, tmp_path) == 200
     assert DroppedEnterProvider.presses == 2
+
+
+def test_the_message_is_submitted_again_while_it_waits(server: str, tmp_path: Path) -> None:
+    assert _send(server, TwiceDroppedEnter, tmp_path) == 200
+    assert TwiceDroppedEnter.presses == 3
 
 
 def test_without_resubmission_the_dropped_enter_is_reported(server: str, tmp_path: Path) -> None:
