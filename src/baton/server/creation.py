@@ -33,7 +33,7 @@ from baton.server.runtime import TerminalRuntime
 from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
 from baton.server.skills import pane_preface
 from baton.server.tmux import TmuxServer
-from baton.server.tmux_windows import create_window
+from baton.server.tmux_windows import PaneLaunch, create_window
 
 __all__ = [
     "DEFAULT_PROVIDER",
@@ -186,12 +186,9 @@ class TerminalCreator:
                 window_name=_window_name(profile.name, terminal_id),
                 new_session=tmux_session_new,
                 terminal_id=terminal_id,
-                working_directory=directory,
-                argv=spec.argv,
-                env=env,
-                pane_log=runtime_dir / "pane.log",
-                gate_file=runtime_dir / ".launch-gate",
-                preface=pane_preface(ctx.profile),
+                launch=PaneLaunch(
+                    spec.argv, env, directory, runtime_dir, pane_preface(ctx.profile)
+                ),
             )
             record = TerminalRecord(
                 id=terminal_id,
@@ -244,12 +241,7 @@ class TerminalCreator:
                 window_name=record.name,
                 new_session=new_session,
                 terminal_id=record.id,
-                working_directory=Path(record.working_directory),
-                argv=argv,
-                env=env,
-                pane_log=runtime_dir / "pane.log",
-                gate_file=runtime_dir / ".launch-gate",
-                preface=preface,
+                launch=PaneLaunch(argv, env, Path(record.working_directory), runtime_dir, preface),
             )
             self.registry.set_pane(record.id, window.window_id, window.pane_id)
         return replace(record, window_id=window.window_id, pane_id=window.pane_id)

@@ -21,7 +21,7 @@ from baton.server.mcp_offer import with_mcp_servers
 from baton.server.processes import kill_process_tree, kill_processes_with_env
 from baton.server.skills import pane_preface
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
-from baton.server.tmux_windows import respawn_pane
+from baton.server.tmux_windows import PaneLaunch, respawn_pane
 
 __all__ = ["restart_terminal"]
 
@@ -59,12 +59,13 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
             respawn_pane(
                 service.tmux,
                 record.pane,
-                working_directory=Path(record.working_directory),
-                argv=spec.argv,
-                env=env,
-                pane_log=runtime_dir / "pane.log",
-                gate_file=runtime_dir / ".launch-gate",
-                preface=pane_preface(ctx.profile),
+                PaneLaunch(
+                    spec.argv,
+                    env,
+                    Path(record.working_directory),
+                    runtime_dir,
+                    pane_preface(ctx.profile),
+                ),
             )
         else:
             preface = pane_preface(ctx.profile)

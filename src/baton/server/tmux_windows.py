@@ -15,6 +15,7 @@ import json
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from baton.errors import TmuxError
@@ -23,13 +24,33 @@ from baton.server import pane_launcher
 from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
 from baton.server.tmux_panes import TERMINAL_OPTION, PaneRef, WindowRef
 
-__all__ = ["create_window", "respawn_pane"]
+__all__ = ["PaneLaunch", "create_window", "respawn_pane"]
 
 _LAUNCHER = Path(pane_launcher.__file__)
 # Variables describing the calling terminal or tmux client; a pane must not inherit them.
 _ENV_SKIP = frozenset({"TMUX", "TMUX_PANE", "COLUMNS", "LINES"})
 # Where tmux starts every pane: a path of Baton's, never the user's (see above).
 _START_DIRECTORY = "/"
+
+
+@dataclass(frozen=True)
+class PaneLaunch:
+    """What a pane runs: the command with its environment and directory, the text the
+    launcher prints first, and the terminal's runtime directory (its pane log and gate)."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    working_directory: Path
+    runtime_dir: Path
+    preface: str = ""
+
+    @property
+    def pane_log(self) -> Path:
+        return self.runtime_dir / "pane.log"
+
+    @property
+    def gate_file(self) -> Path:
+        return self.runtime_dir / ".launch-gate"
 
 
 def create_window(
@@ -39,18 +60,13 @@ def create_window(
     window_name: str,
     new_session: bool,
     terminal_id: str,
-    working_directory: Path,
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    pane_log: Path,
-    gate_file: Path,
-    preface: str = "",
+    launch: PaneLaunch,
 ) -> WindowRef:
-    """Start `argv` in a new window (and session), its raw output piped to `pane_log`.
+    """Start `launch` in a new window (and session), its raw output piped to its pane log.
 
-    The command is executed directly (no shell stays around it), with `env` added to
-    its environment, in `working_directory`, after the launcher printed `preface`.
-    `env`, the directory and the preface go through a 0600 file next to the gate file,
+    The command is executed directly (no shell stays around it), with its env added to
+    its environment, in its working directory, after the launcher printed its preface.
+    The env, the directory and the preface go through a 0600 file next to the gate file,
     read and deleted by the pane's launcher; tmux starts the pane in `/` and never
     sees the path. The new pane is bound to
     `terminal_id` before its command starts. The caller serialises creations, so no
@@ -61,7 +77,7 @@ def create_window(
             raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
     if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
         raise TmuxError(f"terminal id {terminal_id!r} is not plain")
-    env_file, gated = _gated_command(argv, env, working_directory, gate_file, preface)
+    env_file, gated = _gated_command(launch)
     if new_session:
         head = [
             "new-session",
@@ -94,26 +110,20 @@ def create_window(
         env_file.unlink(missing_ok=True)
         raise
     ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
-    _attach_log_and_open_gate(tmux, ref, pane_log, gate_file)
+    _attach_log_and_open_gate(tmux, ref, launch)
     return WindowRef(window_id=window_id, pane_id=pane_id)
 
 
 def respawn_pane(
     tmux: TmuxServer,
     pane: PaneRef,
-    *,
-    working_directory: Path,
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    pane_log: Path,
-    gate_file: Path,
-    preface: str = "",
+    launch: PaneLaunch,
 ) -> None:
-    """Start `argv` afresh in the terminal's own pane (its old command killed), as
+    """Start `launch` afresh in the terminal's own pane (its old command killed), as
     `create_window` starts one: env and directory through the launcher's private file,
     the log re-attached. TerminalExitedError when the pane is not the terminal's."""
-    gate_file.unlink(missing_ok=True)
-    env_file, gated = _gated_command(argv, env, working_directory, gate_file, preface)
+    launch.gate_file.unlink(missing_ok=True)
+    env_file, gated = _gated_command(launch)
     try:
         tmux.run_bound(
             pane,
@@ -124,44 +134,38 @@ def respawn_pane(
     except BaseException:
         env_file.unlink(missing_ok=True)
         raise
-    _attach_log_and_open_gate(tmux, pane, pane_log, gate_file)
+    _attach_log_and_open_gate(tmux, pane, launch)
 
 
-def _gated_command(
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    directory: Path,
-    gate_file: Path,
-    preface: str,
-) -> tuple[Path, list[str]]:
-    """The launcher command line for `argv`, and the 0600 file that carries `argv`, `env`,
-    the working directory and the preface to it (tmux sees only Baton's own paths)."""
+def _gated_command(launch: PaneLaunch) -> tuple[Path, list[str]]:
+    """The launcher command line for `launch`, and the 0600 file that carries its command,
+    env, working directory and preface to it (tmux sees only Baton's own paths)."""
+    gate_file = launch.gate_file
     env_file = gate_file.with_name(gate_file.name + ".env.json")
     private_dir(env_file.parent)
     pane_env = {
         key: value
-        for key, value in env.items()
+        for key, value in launch.env.items()
         if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
     }
-    launch = {
+    document = {
         "environment": pane_env,
-        "directory": str(directory),
-        "argv": list(argv),
-        "preface": preface,
+        "directory": str(launch.working_directory),
+        "argv": list(launch.argv),
+        "preface": launch.preface,
     }
-    write_private(env_file, json.dumps(launch))
+    write_private(env_file, json.dumps(document))
     gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
     return env_file, gated
 
 
-def _attach_log_and_open_gate(
-    tmux: TmuxServer, pane: PaneRef, pane_log: Path, gate_file: Path
-) -> None:
+def _attach_log_and_open_gate(tmux: TmuxServer, pane: PaneRef, launch: PaneLaunch) -> None:
     """Pipe the pane's output to `pane_log`, then let the launcher start the command.
 
     pipe-pane expands formats in its command: the quoted path has every `#` doubled,
     the one character tmux formats give a meaning to there.
     """
+    pane_log, gate_file = launch.pane_log, launch.gate_file
     try:
         private_dir(pane_log.parent)
         private_file(pane_log)

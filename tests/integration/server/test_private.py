@@ -92,7 +92,7 @@ def test_pane_environment_is_read_back_from_the_running_cli(tmp_path: Path) -> N
     import tempfile
 
     from baton.server.tmux import PaneRef, TmuxServer
-    from baton.server.tmux_windows import create_window
+    from baton.server.tmux_windows import PaneLaunch, create_window
 
     socket_dir = Path(tempfile.mkdtemp(prefix="baton-tmux-"))
     tmux = TmuxServer(socket_dir / "tmux.sock", tmp_path / "state" / "tmux.conf")
@@ -104,11 +104,12 @@ def test_pane_environment_is_read_back_from_the_running_cli(tmp_path: Path) -> N
             window_name="w",
             new_session=True,
             terminal_id="t1",
-            working_directory=tmp_path,
-            argv=["sleep", "60"],
-            env={"CODEX_HOME": "/per/terminal", "PATH": "/usr/bin:/bin"},
-            pane_log=runtime / "pane.log",
-            gate_file=runtime / ".launch-gate",
+            launch=PaneLaunch(
+                ["sleep", "60"],
+                {"CODEX_HOME": "/per/terminal", "PATH": "/usr/bin:/bin"},
+                tmp_path,
+                runtime,
+            ),
         )
         pane = PaneRef(pane_id=window.pane_id, terminal_id="t1")
         environment = None

@@ -13,7 +13,7 @@ from tests.support.waiting import wait_until
 
 from baton.errors import TerminalExitedError
 from baton.server.tmux import PaneRef, TmuxServer, bound_pane
-from baton.server.tmux_windows import create_window
+from baton.server.tmux_windows import PaneLaunch, create_window
 
 pytestmark = pytest.mark.tmux
 
@@ -49,11 +49,7 @@ def _window(tmux: TmuxServer, tmp_path: Path, terminal_id: str, *, new_session: 
         window_name=f"w-{terminal_id}",
         new_session=new_session,
         terminal_id=terminal_id,
-        working_directory=tmp_path,
-        argv=["cat"],
-        env={"PATH": "/usr/bin:/bin"},
-        pane_log=runtime / "pane.log",
-        gate_file=runtime / ".launch-gate",
+        launch=PaneLaunch(["cat"], {"PATH": "/usr/bin:/bin"}, tmp_path, runtime),
     )
     return PaneRef(pane_id=window.pane_id, terminal_id=terminal_id)
 
@@ -110,11 +106,9 @@ def test_the_command_reaches_the_pane_word_for_word(tmux: TmuxServer, tmp_path: 
         window_name="w",
         new_session=True,
         terminal_id="t9",
-        working_directory=tmp_path,
-        argv=["sh", "-c", script, "sh", *words],
-        env={"PATH": "/usr/bin:/bin"},
-        pane_log=runtime / "pane.log",
-        gate_file=runtime / ".launch-gate",
+        launch=PaneLaunch(
+            ["sh", "-c", script, "sh", *words], {"PATH": "/usr/bin:/bin"}, tmp_path, runtime
+        ),
     )
     wait_until(out.exists, 10, message="the command never wrote its words")
     assert out.read_text() == "|".join(words) + "|"
