@@ -116,7 +116,6 @@ class Orchestrator:
         self.recorder = WaitRecorder(settings, log, lambda: self.events, lambda: self.state)
         api.outage.report = self.recorder.outage
         self.driver_lock = DriverLock(self.state_path)
-        self._progress_views: dict[str, Callable[[str], str]] = {}
 
     # --- the whole run ---
 
@@ -266,7 +265,9 @@ class Orchestrator:
             log=self.log,
             on_status=self.recorder.status_seen,
             state_file=self.state_path,
-            stall=StallRule(self.settings.stall_seconds, self.api, self._progress_view),
+            stall=StallRule(
+                self.settings.stall_seconds, self.api, self._progress_views().__getitem__
+            ),
         )
         handoff.ensure_response_dir()
         meter = TokenMeter(
@@ -320,14 +321,13 @@ class Orchestrator:
         self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
         return self.watcher
 
-    def _progress_view(self, output_key: str) -> Callable[[str], str]:
-        """What of a role's output counts as progress, by the provider it runs (looked up
-        once per role: every stall check asks)."""
-        view = self._progress_views.get(output_key)
-        if view is None:
-            provider = self.settings.provider_for(ROLE_BY_OUTPUT[output_key].terminal_key)
-            view = self._progress_views[output_key] = progress_view_for(provider)
-        return view
+    def _progress_views(self) -> dict[str, Callable[[str], str]]:
+        """What of each role's output counts as progress, by the provider it runs (by
+        output key; looked up once, as every stall check asks)."""
+        return {
+            key: progress_view_for(self.settings.provider_for(role.terminal_key))
+            for key, role in ROLE_BY_OUTPUT.items()
+        }
 
     def _providers(self) -> dict[str, str]:
         """The provider each role's terminal runs, as the settings chose it."""
