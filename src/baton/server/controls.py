@@ -19,6 +19,7 @@ from baton.errors import BadRequestError, NotFoundError
 from baton.providers.base import Provider
 from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
+from baton.server.tmux_windows import PANE_LOG
 
 __all__ = [
     "GROUP_ELEMENT_MAX_LENGTH",
@@ -169,7 +170,7 @@ class TerminalControls:
         if not 1 <= length <= OUTPUT_RANGE_MAX_LENGTH:
             raise BadRequestError(f"length must be 1…{OUTPUT_RANGE_MAX_LENGTH}, got {length}")
         record = self.terminals.record(terminal_id)
-        log = Path(record.runtime_dir) / "pane.log"
+        log = Path(record.runtime_dir) / PANE_LOG
         try:
             with log.open("rb") as handle:
                 handle.seek(offset)

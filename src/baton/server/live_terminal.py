@@ -24,6 +24,7 @@ from baton.providers import Provider, TerminalContext
 from baton.providers.base import TurnRecord
 from baton.server.emulator import PaneEmulator
 from baton.server.tmux import PaneRef, PaneSnapshot
+from baton.server.tmux_windows import PANE_LOG
 from baton.status import TerminalStatus
 
 __all__ = [
@@ -35,8 +36,7 @@ __all__ = [
     "seeded_emulator",
 ]
 
-PANE_LOG = "pane.log"
-PREVIOUS_PANE_LOG = "pane.log.1"
+PREVIOUS_PANE_LOG = PANE_LOG + ".1"
 DEFAULT_MAX_PANE_LOG_BYTES = 64 << 20
 _READ_CHUNK = 4 << 20
 

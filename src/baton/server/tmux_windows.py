@@ -24,7 +24,10 @@ from baton.server import pane_launcher
 from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
 from baton.server.tmux_panes import TERMINAL_OPTION, PaneRef, WindowRef
 
-__all__ = ["PaneLaunch", "create_window", "respawn_pane"]
+__all__ = ["PANE_LOG", "PaneLaunch", "create_window", "respawn_pane"]
+
+# The file in a terminal's runtime directory that gets the pane's raw output.
+PANE_LOG = "pane.log"
 
 _LAUNCHER = Path(pane_launcher.__file__)
 # Variables describing the calling terminal or tmux client; a pane must not inherit them.
@@ -46,7 +49,7 @@ class PaneLaunch:
 
     @property
     def pane_log(self) -> Path:
-        return self.runtime_dir / "pane.log"
+        return self.runtime_dir / PANE_LOG
 
     @property
     def gate_file(self) -> Path:
