@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,6 +40,14 @@ def ready_file(runtime_dir: str, server: str) -> str:
     runtime directory (the name hashed: a server name is the profile author's text)."""
     digest = hashlib.sha256(server.encode("utf-8")).hexdigest()[:16]
     return os.path.join(runtime_dir, READY_DIR, digest)
+
+
+def clear_marks(runtime_dir: str) -> None:
+    """An empty mark directory in the terminal's runtime directory: a CLI started again
+    lists its servers' tools again."""
+    marks = os.path.join(runtime_dir, READY_DIR)
+    shutil.rmtree(marks, ignore_errors=True)
+    os.makedirs(marks, mode=0o700)
 
 
 def relayed(python: str, runtime_dir: str, server: str, command: list[str]) -> list[str]:

@@ -27,7 +27,6 @@ handoff waits for another agent's whole turn.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -66,9 +65,7 @@ def offer(
     if provider == "qwen_code":
         home = spec.env.get("QWEN_HOME")
         if home:
-            ready = ctx.runtime_dir / mcp_relay.READY_DIR
-            shutil.rmtree(ready, ignore_errors=True)  # a restart lists the tools again
-            ready.mkdir(mode=0o700, parents=True)
+            mcp_relay.clear_marks(str(ctx.runtime_dir))
             qwen_home.offer_mcp_servers(Path(home), qwen_servers(servers, ctx.runtime_dir))
         return spec
     if provider == "copilot":
