@@ -45,3 +45,16 @@ def test_a_stop_hook_that_sends_the_model_back_reopens_the_turn(tmp_path: Path) 
     _write(path, event, {"hook_event_name": "Stop"}, event)
     log = HookLog(path)
     assert (log.prompts(), log.turn_state()) == (1, TurnState.OPEN)
+
+
+def test_a_new_prompt_under_the_ended_turns_prompt_id_counts(tmp_path: Path) -> None:
+    """Claude Code can give a prompt typed as a turn ends the ended turn's prompt_id."""
+    path = tmp_path / "hooks.jsonl"
+    ended = {"hook_event_name": "UserPromptSubmit", "prompt_id": "p4", "prompt": "Message 04"}
+    _write(path, ended, {"hook_event_name": "Stop", "prompt_id": "p4"})
+    log = HookLog(path)
+    assert (log.prompts(), log.turn_state()) == (1, TurnState.FINISHED)
+    _write(path, {**ended, "prompt": "Message 03"})
+    assert (log.prompts(), log.turn_state()) == (2, TurnState.OPEN)
+    _write(path, {"hook_event_name": "Stop", "prompt_id": "p5"})
+    assert (log.prompts(), log.turn_state()) == (2, TurnState.FINISHED)

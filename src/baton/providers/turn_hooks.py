@@ -9,8 +9,8 @@ answers one question: is the latest turn open, finished or failed?
 Neither CLI reports an end for a turn the user interrupts, so `baton serve` records one
 itself (`INTERRUPT_EVENT`) when it presses the interrupt key on an open turn. Qwen Code
 also fires `UserPromptSubmit` before every later model request of the same turn (after a
-tool result), with the prompt's `prompt_id`: such an event continues the turn and is not
-counted as a new prompt.
+tool result), with the prompt's `prompt_id` and an empty prompt: such an event continues
+the turn and is not counted as a new prompt.
 """
 
 from __future__ import annotations
@@ -154,8 +154,15 @@ def interrupt_open_turn(log: HookLog) -> None:
 
 def _continues(previous: dict[str, Any] | None, event: dict[str, Any]) -> bool:
     """A `UserPromptSubmit` for the prompt already submitted (its model request after a
-    tool result): it carries that prompt's `prompt_id`."""
+    tool result): it carries that prompt's `prompt_id` and no text of its own.
+
+    The text decides too: Claude Code can hand a prompt typed just as a turn ends the
+    ended turn's `prompt_id`, and that prompt is still a new one.
+    """
     if previous is None:
+        return False
+    text = event.get("prompt")
+    if isinstance(text, str) and text.strip():
         return False
     prompt_id = event.get("prompt_id")
     return isinstance(prompt_id, str) and bool(prompt_id) and prompt_id == previous.get("prompt_id")
