@@ -2,7 +2,7 @@
 
 The tmux windows outlive the server (they live in the private tmux server); this file
 is what lets a new server process find them again by terminal id. Columns added after
-the first release are added to an older database when it is opened (`_MIGRATIONS`).
+the first release are added to an older database when it is opened (`registry_rows`).
 
 The database runs in WAL mode with `synchronous=NORMAL`: a commit is one append to the
 log, no fsync, and survives the server process being killed at any point (only a power
@@ -12,7 +12,6 @@ loss may undo the last commits). `last_active` is written in batches
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
@@ -31,87 +30,24 @@ from baton.server.records import (
     TerminalRecord,
     iso_utc,
 )
+from baton.server.registry_rows import (
+    MIGRATIONS,
+    SCHEMA,
+    TERMINAL_COLUMNS,
+    dump_json,
+    message_from_row,
+    terminal_from_row,
+)
 from baton.server.storage import storage_errors
 
 __all__ = ["Registry"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    name TEXT PRIMARY KEY,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS terminals (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    session_name TEXT NOT NULL REFERENCES sessions(name),
-    provider TEXT NOT NULL,
-    agent_profile TEXT NOT NULL,
-    working_directory TEXT NOT NULL,
-    window_id TEXT NOT NULL,
-    pane_id TEXT NOT NULL,
-    runtime_dir TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS inbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    sender_id TEXT NOT NULL,
-    receiver_id TEXT NOT NULL,
-    message TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS inbox_receiver ON inbox(receiver_id, status, id);
-CREATE TABLE IF NOT EXISTS handoff_results (
-    job_id TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    terminal_id TEXT,
-    last_message TEXT,
-    error_message TEXT,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS idempotency (
-    key TEXT PRIMARY KEY,
-    boot TEXT NOT NULL,
-    status_code INTEGER,
-    content_type TEXT,
-    body BLOB,
-    created_at REAL NOT NULL
-);
-"""
 # A handoff result is kept this long (seconds) for a client whose request timed out.
 HANDOFF_RESULT_SECONDS = 24 * 3600
 
 # An idempotency key's outcome is kept this long (seconds), and at most this many keys.
 IDEMPOTENCY_SECONDS = 24 * 3600
 IDEMPOTENCY_MAX_KEYS = 10_000
-
-# (table, column, declaration) added since the first schema; applied when missing.
-_MIGRATIONS: tuple[tuple[str, str, str], ...] = (
-    ("terminals", "caller_id", "TEXT"),
-    ("terminals", "last_active", "REAL"),
-    ("terminals", "group_json", "TEXT"),
-    ("terminals", "metadata_json", "TEXT"),
-    ("terminals", "allowed_tools_json", "TEXT"),
-)
-
-_TERMINAL_COLUMNS = (
-    "id",
-    "name",
-    "session_name",
-    "provider",
-    "agent_profile",
-    "working_directory",
-    "window_id",
-    "pane_id",
-    "runtime_dir",
-    "created_at",
-    "caller_id",
-    "last_active",
-    "group_json",
-    "metadata_json",
-    "allowed_tools_json",
-)
 
 
 class Registry:
@@ -127,13 +63,13 @@ class Registry:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db.executescript(SCHEMA)
         self._migrate()
         self.activity = ActivityBatch(self._write_activity)
 
     def _migrate(self) -> None:
         """Add the columns an older database lacks; existing rows get NULL."""
-        for table, column, declaration in _MIGRATIONS:
+        for table, column, declaration in MIGRATIONS:
             present = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
             if column not in present:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
@@ -204,12 +140,12 @@ class Registry:
             record.created_at,
             record.caller_id,
             record.last_active,
-            _dump(list(record.group) if record.group is not None else None),
-            _dump(dict(record.metadata) if record.metadata is not None else None),
-            _dump(list(record.allowed_tools) if record.allowed_tools is not None else None),
+            dump_json(list(record.group) if record.group is not None else None),
+            dump_json(dict(record.metadata) if record.metadata is not None else None),
+            dump_json(list(record.allowed_tools) if record.allowed_tools is not None else None),
         )
-        columns = ", ".join(_TERMINAL_COLUMNS)
-        marks = ", ".join("?" for _ in _TERMINAL_COLUMNS)
+        columns = ", ".join(TERMINAL_COLUMNS)
+        marks = ", ".join("?" for _ in TERMINAL_COLUMNS)
         with self._transaction() as db:
             db.execute(f"INSERT INTO terminals ({columns}) VALUES ({marks})", values)
 
@@ -219,7 +155,7 @@ class Registry:
 
     def _terminal(self, row: sqlite3.Row) -> TerminalRecord:
         """The row as a record, with a touch not committed yet."""
-        record = _terminal(row)
+        record = terminal_from_row(row)
         touched = self.activity.overlay(record.id)
         if touched is not None and (record.last_active or 0.0) < touched:
             return replace(record, last_active=touched)
@@ -268,7 +204,7 @@ class Registry:
 
     def set_group(self, terminal_id: str, group: Sequence[str] | None) -> bool:
         """Replace the terminal's group; False when the terminal is unknown."""
-        value = _dump(list(group) if group else None)
+        value = dump_json(list(group) if group else None)
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE terminals SET group_json = ? WHERE id = ?", (value, terminal_id)
@@ -277,7 +213,7 @@ class Registry:
 
     def set_metadata(self, terminal_id: str, metadata: Mapping[str, Any] | None) -> bool:
         """Replace the terminal's metadata (whole, not merged); False when unknown."""
-        value = _dump(dict(metadata) if metadata is not None else None)
+        value = dump_json(dict(metadata) if metadata is not None else None)
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE terminals SET metadata_json = ? WHERE id = ?", (value, terminal_id)
@@ -318,7 +254,7 @@ class Registry:
                 "SELECT * FROM inbox WHERE receiver_id = ? AND status = ? ORDER BY id LIMIT ?",
                 (receiver_id, status.value, limit),
             )
-        return [_message(row) for row in rows]
+        return [message_from_row(row) for row in rows]
 
     def pending_receivers(self) -> list[str]:
         rows = self._fetch(
@@ -411,35 +347,3 @@ class Registry:
         """Forget `key` (its request failed in a way a repeat may try again)."""
         with self._transaction() as db:
             db.execute("DELETE FROM idempotency WHERE key = ?", (key,))
-
-
-def _dump(value: object) -> str | None:
-    return None if value is None else json.dumps(value)
-
-
-def _load(text: str | None) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None  # a hand-edited row: treat the label as absent
-
-
-def _terminal(row: sqlite3.Row) -> TerminalRecord:
-    data = dict(row)
-    group = _load(data.pop("group_json", None))
-    metadata = _load(data.pop("metadata_json", None))
-    tools = _load(data.pop("allowed_tools_json", None))
-    return TerminalRecord(
-        **data,
-        allowed_tools=tuple(str(tool) for tool in tools) if isinstance(tools, list) else None,
-        group=tuple(str(part) for part in group) if isinstance(group, list) and group else None,
-        metadata=metadata if isinstance(metadata, dict) else None,
-    )
-
-
-def _message(row: sqlite3.Row) -> InboxMessage:
-    data = dict(row)
-    data["status"] = MessageStatus(data["status"])
-    return InboxMessage(**data)
