@@ -52,7 +52,8 @@ def run(argument: str | None, test_command: str | None, **options: Any) -> None:
     def action() -> int:
         # Imported here, inside the error mapping: Ctrl-C while they load is one line too.
         from baton.hints import RunCommand
-        from baton.orchestrator.config import SETTING_KEYS, load_settings
+        from baton.orchestrator.config import SETTING_KEYS
+        from baton.orchestrator.config_layers import load_settings
         from baton.orchestrator.loop import run_orchestrator
         from baton.orchestrator.request import run_inputs
         from baton.private import hide_process_from_same_user

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
-from baton.orchestrator.config import SETTING_KEYS, SettingKey, option_name
+from baton.orchestrator.config import SETTING_KEYS, SettingKey
+from baton.orchestrator.config_layers import option_name
 
 __all__ = ["option_name", "setting_options"]
 

@@ -99,7 +99,7 @@ def test_a_feature_job_runs_baton_run_with_the_batchs_settings_and_its_agents(
     tmp_path: Path,
 ) -> None:
     from baton.batch.job import FeatureJob, _command
-    from baton.orchestrator.config import load_settings
+    from baton.orchestrator.config_layers import load_settings
 
     worktree = tmp_path / "wt"
     job = FeatureJob(

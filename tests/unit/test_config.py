@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from baton.errors import ConfigError
-from baton.orchestrator.config import AgentOverride, Settings, load_settings
+from baton.orchestrator.config import AgentOverride, Settings
+from baton.orchestrator.config_layers import load_settings
 
 PROMPT = "intro\n*** ORIGINAL EXPLORE SUMMARY ***\nthe code\n*** SCENARIO TEST ***\nrun it\n"
 

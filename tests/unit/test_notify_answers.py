@@ -12,7 +12,8 @@ from tests.support.receiver import running_receiver
 
 from baton.dialog import Option, read_dialog
 from baton.errors import BadRequestError, ConfigError, NotFoundError
-from baton.orchestrator.config import Settings, load_settings
+from baton.orchestrator.config import Settings
+from baton.orchestrator.config_layers import load_settings
 from baton.orchestrator.events import EventKind, RunEvents
 from baton.orchestrator.notify import Notifier
 from baton.orchestrator.notify_channels import Notification, NotifyAction, WebhookChannel

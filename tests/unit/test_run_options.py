@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from baton.errors import ConfigError
-from baton.orchestrator.config import SETTING_KEYS, load_settings
+from baton.orchestrator.config import SETTING_KEYS
+from baton.orchestrator.config_layers import load_settings
 from baton.run_options import option_name
 
 PROMPT = "Add it.\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n*** SCENARIO TEST ***\ny\n"

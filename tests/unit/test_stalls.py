@@ -457,7 +457,7 @@ def test_the_report_lists_each_stall_step() -> None:
 
 def test_stall_seconds_is_a_setting_like_the_others(tmp_path: Path) -> None:
     from baton.errors import ConfigError
-    from baton.orchestrator.config import load_settings
+    from baton.orchestrator.config_layers import load_settings
 
     config = tmp_path / "loop.json"
     config.write_text(json.dumps({"handoff": {"stall_seconds": 90}}))

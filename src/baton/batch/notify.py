@@ -15,7 +15,7 @@ from pathlib import Path
 
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus
 from baton.errors import BatonError, StateFileError
-from baton.orchestrator.config import load_settings
+from baton.orchestrator.config_layers import load_settings
 from baton.orchestrator.notify import Notification, Notifier
 from baton.orchestrator.runlog import RunLog
 
