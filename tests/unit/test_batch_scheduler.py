@@ -376,7 +376,7 @@ def test_status_watch_redraws_while_a_driver_holds_the_batch_and_ends_with_it(
     watcher.join(timeout=10)
     assert not watcher.is_alive()
     text = output.getvalue()
-    assert "queued" in text and "running" in text and "no driver running" in text
+    assert "queued" in text and "running" in text and "no driver running" in text, text
 
 
 def test_a_worktree_removed_by_hand_is_added_again_on_its_existing_branch(

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -17,7 +18,7 @@ from rich.text import Text
 from baton.batch.ledger import BatchRecord, FeatureRecord, FeatureStatus, Ledger
 from baton.cockpit.live import ServerProbe
 from baton.errors import StateFileError
-from baton.orchestrator.driver_lock import current_driver
+from baton.orchestrator.driver_lock import DriverRecord, current_driver
 
 __all__ = ["list_batches", "render_status", "status_view", "watch_status"]
 
@@ -85,11 +86,14 @@ def status_view(
     ledger_path: Path,
     environ: Mapping[str, str],
     selected: int | None = None,
+    driver: DriverRecord | Literal["read"] | None = "read",
 ) -> Group:
     """One row per feature, then the batch's totals and who drives it; `selected` marks a
-    row (▶) for the interactive watch."""
+    row (▶) for the interactive watch. `driver`: the caller's read of the driver, if it
+    acts on that same read (by default it is read here)."""
     now = datetime.now(UTC)
-    driver = current_driver(ledger_path)
+    if driver == "read":
+        driver = current_driver(ledger_path)
     table = Table(title=f"batch {batch.id} — {batch.status}", title_justify="left")
     for column in _COLUMNS:  # one line per feature: a long value ends in `…`, never wraps
         right = column in ("tokens", "cost")
@@ -127,8 +131,12 @@ def watch_status(
             except StateFileError:
                 time.sleep(interval)  # a ledger being replaced: read it on the next turn
                 continue
-            live.update(status_view(batch, ledger.path, environ), refresh=True)
-            if current_driver(ledger.path) is None:
+            # One read of the driver for the frame and the decision: a driver letting go
+            # (its record emptied, its lock not yet released) shows as unrecorded and the
+            # watch goes on, so the last frame always says that no driver runs.
+            driver = current_driver(ledger.path)
+            live.update(status_view(batch, ledger.path, environ, driver=driver), refresh=True)
+            if driver is None:
                 return
             time.sleep(interval)
 
