@@ -1,34 +1,22 @@
-"""`baton batch …`: the click group; the work is in `commands.py`."""
+"""`baton batch …`: the click group and the commands that run and follow a batch.
+
+What is done with its results afterwards is in `cli_results.py`; the work itself is in
+`commands.py`.
+"""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import click
 
+from baton.batch.cli_options import exit_with, repo_option
 from baton.batch.cli_publish import publish_and_report, publish_options, publish_request
+from baton.batch.cli_results import clean, merge, publish, report
 from baton.batch.limits import default_parallel
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["batch"]
-
-_REPO = click.option(
-    "--repo",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=Path("."),
-    help="The git repository (default: the current one).",
-)
-
-
-def _exit(action: Any) -> None:
-    from baton.exits import exit_code_for
-
-    sys.exit(exit_code_for(action))
 
 
 def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
@@ -55,9 +43,13 @@ def batch() -> None:
     """Many features at once, each a `baton run` in its own git worktree and branch."""
 
 
+for results_command in (clean, merge, report, publish):  # in cli_results.py
+    batch.add_command(results_command)
+
+
 @batch.command(context_settings={"max_content_width": 100})
 @click.argument("backlog", type=click.Path(path_type=Path, exists=True))
-@_REPO
+@repo_option
 @click.option("--base", default="HEAD", show_default=True, help="The ref every branch starts from.")
 @click.option("--id", "batch_id", default=None, help="The batch's id (default: backlog name).")
 @click.option(
@@ -184,12 +176,12 @@ def run(
         _, record = load_batch(repository, the_id)
         return code if publish_and_report(repository, record, request) else (code or 1)
 
-    _exit(action)
+    exit_with(action)
 
 
 @batch.command()
 @click.argument("batch_id", metavar="ID")
-@_REPO
+@repo_option
 def resume(batch_id: str, repo: Path) -> None:
     """Go on with batch ID as it was started."""
 
@@ -199,13 +191,13 @@ def resume(batch_id: str, repo: Path) -> None:
 
         return resume_batch(Repository(repo), batch_id, os.environ)
 
-    _exit(action)
+    exit_with(action)
 
 
 @batch.command()
 @click.argument("batch_id", metavar="[ID]", required=False)
 @click.option("--watch", is_flag=True, help="Redraw every second while the batch runs.")
-@_REPO
+@repo_option
 def status(batch_id: str | None, watch: bool, repo: Path) -> None:
     """The features of batch ID (without ID: every batch of the repository)."""
 
@@ -228,13 +220,13 @@ def status(batch_id: str | None, watch: bool, repo: Path) -> None:
             render_status(record, ledger.path, console, os.environ)
         return 0
 
-    _exit(action)
+    exit_with(action)
 
 
 @batch.command()
 @click.argument("batch_id", metavar="ID")
 @click.argument("feature", required=False)
-@_REPO
+@repo_option
 def cancel(batch_id: str, feature: str | None, repo: Path) -> None:
     """Cancel FEATURE of batch ID (without FEATURE: every unfinished one)."""
     _request(repo, batch_id, "cancel", feature)
@@ -243,7 +235,7 @@ def cancel(batch_id: str, feature: str | None, repo: Path) -> None:
 @batch.command()
 @click.argument("batch_id", metavar="ID")
 @click.argument("feature")
-@_REPO
+@repo_option
 def retry(batch_id: str, feature: str, repo: Path) -> None:
     """Queue a finished FEATURE of batch ID again (a FAIL starts a new run on its branch)."""
     _request(repo, batch_id, "retry", feature)
@@ -263,131 +255,14 @@ def _request(repo: Path, batch_id: str, action_name: str, feature: str | None) -
             raise ConfigError(str(error)) from None
         return 0
 
-    _exit(action)
-
-
-@batch.command()
-@click.argument("batch_id", metavar="ID")
-@click.option("--all", "finished", is_flag=True, help="Every finished feature, merged or not.")
-@_REPO
-def clean(batch_id: str, finished: bool, repo: Path) -> None:
-    """Remove the worktrees of batch ID's merged features (branches stay)."""
-
-    def action() -> int:
-        from baton.batch.commands import clean_batch
-        from baton.batch.worktrees import Repository
-
-        removed = clean_batch(Repository(repo), batch_id, finished=finished)
-        click.echo(f"removed {len(removed)} worktree(s): {', '.join(removed) or 'none'}")
-        return 0
-
-    _exit(action)
-
-
-@batch.command()
-@click.argument("batch_id", metavar="ID")
-@click.option(
-    "--test-cmd",
-    default=None,
-    help="Run after each merge; a failing merge is undone (default: PROJECT_TEST_CMD).",
-)
-@publish_options(required=False)
-@_REPO
-def merge(
-    batch_id: str,
-    test_cmd: str | None,
-    remote: str | None,
-    open_prs: bool,
-    github_api: str,
-    github_repo: str | None,
-    base_branch: str | None,
-    repo: Path,
-) -> None:
-    """Merge batch ID's PASS branches into baton/integration, testing after each merge.
-
-    With --push REMOTE, the PASS branches and baton/integration are pushed too (and with
-    --open-prs, a pull request is opened for each PASS branch).
-    """
-
-    def action() -> int:
-        from baton.batch.commands import load_batch
-        from baton.batch.merge import INTEGRATION_BRANCH, merge_batch
-        from baton.batch.publish import push_branch
-        from baton.batch.worktrees import Repository
-
-        repository = Repository(repo)
-        _, record = load_batch(repository, batch_id)
-        request = publish_request(remote, open_prs, github_api, github_repo, base_branch)
-        if request is not None:
-            request.github(repository, os.environ.get("GITHUB_TOKEN"))  # refused before merging
-        command = test_cmd or os.environ.get("PROJECT_TEST_CMD") or None
-        worktree, results = merge_batch(repository, record, command)
-        for result in results:
-            click.echo(f"{result.feature}: {result.outcome} {result.detail}".rstrip())
-        click.echo(f"{INTEGRATION_BRANCH} in {worktree}")
-        left = [r for r in results if r.outcome not in ("merged", "already merged")]
-        published = True
-        if request is not None:
-            published = publish_and_report(repository, record, request)
-            pushed = push_branch(repository, request.remote, INTEGRATION_BRANCH)
-            click.echo(f"{INTEGRATION_BRANCH}: {pushed}")
-            published = published and pushed == "pushed"
-        return 1 if left or not published else 0
-
-    _exit(action)
-
-
-@batch.command()
-@click.argument("batch_id", metavar="ID")
-@_REPO
-def report(batch_id: str, repo: Path) -> None:
-    """Write batch ID's report: one self-contained HTML page beside its ledger."""
-
-    def action() -> int:
-        from baton.batch.commands import load_batch
-        from baton.batch.report import write_report
-        from baton.batch.worktrees import Repository
-
-        ledger, record = load_batch(Repository(repo), batch_id)
-        click.echo(f"report: {write_report(record, ledger.path)}")
-        return 0
-
-    _exit(action)
-
-
-@batch.command()
-@click.argument("batch_id", metavar="ID")
-@publish_options(required=True)
-@_REPO
-def publish(
-    batch_id: str,
-    remote: str,
-    open_prs: bool,
-    github_api: str,
-    github_repo: str | None,
-    base_branch: str | None,
-    repo: Path,
-) -> None:
-    """Push batch ID's PASS branches to REMOTE; with --open-prs, a pull request for each."""
-
-    def action() -> int:
-        from baton.batch.commands import load_batch
-        from baton.batch.publish import PublishRequest
-        from baton.batch.worktrees import Repository
-
-        repository = Repository(repo)
-        _, record = load_batch(repository, batch_id)
-        request = PublishRequest(remote, open_prs, github_api, github_repo, base_branch)
-        return 0 if publish_and_report(repository, record, request) else 1
-
-    _exit(action)
+    exit_with(action)
 
 
 @batch.command()
 @click.argument("batch_id", metavar="ID")
 @click.argument("feature", required=False)
 @click.option("--once", is_flag=True, help="Draw once and exit.")
-@_REPO
+@repo_option
 def watch(batch_id: str, feature: str | None, once: bool, repo: Path) -> None:
     """Watch batch ID live: one row per loop; Enter opens a loop's five agents, Esc comes
     back (with FEATURE: open on that loop). A pipe or --once gets one frame."""
@@ -419,4 +294,4 @@ def watch(batch_id: str, feature: str | None, once: bool, repo: Path) -> None:
             return 0
         return run_watch(state_file, os.environ, once=True, interval=1.0, lines=15)
 
-    _exit(action)
+    exit_with(action)
