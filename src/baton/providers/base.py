@@ -22,7 +22,7 @@ from baton.providers.progress import GENERIC_INDICATOR, still_text
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
-__all__ = ["AgentProfile", "LaunchSpec", "Provider", "TerminalContext", "TurnRecord"]
+__all__ = ["PANE_LOG", "AgentProfile", "LaunchSpec", "Provider", "TerminalContext", "TurnRecord"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,10 @@ class AgentProfile:
     skill_catalog: str = ""
 
 
+# The file in a terminal's runtime directory that gets the pane's raw output.
+PANE_LOG = "pane.log"
+
+
 @dataclass(frozen=True)
 class TerminalContext:
     """What a provider may know about the terminal it runs in."""
@@ -53,12 +57,17 @@ class TerminalContext:
     working_directory: Path
     profile: AgentProfile
     # A private directory for this terminal: hook and notify outputs, the raw pane log
-    # (`pane.log`, everything the CLI wrote, escape sequences included), scratch files.
+    # (`PANE_LOG`, everything the CLI wrote, escape sequences included), scratch files.
     runtime_dir: Path
     # The environment the CLI runs with (the server's, plus the terminal's `env_vars`),
     # without what the provider adds itself. Providers read settings such as CODEX_HOME
     # or HOME from here, never from the server's own `os.environ`.
     env: Mapping[str, str] = field(repr=False)
+
+    @property
+    def pane_log(self) -> Path:
+        """The raw output of the terminal's pane, as the server attaches it."""
+        return self.runtime_dir / PANE_LOG
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ class CodexProvider(Provider):
         sent to the model without their tools. Starting until that `working` was seen."""
         if not ctx.profile.mcp_servers:
             return False
-        turns = self._pane_states.turns(ctx.runtime_dir / "pane.log")
+        turns = self._pane_states.turns(ctx.pane_log)
         return turns is None or turns[0] == 0
 
     # -- status -----------------------------------------------------------------------------
@@ -219,7 +219,7 @@ class CodexProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = detect_status(screen)
-        osc = self._pane_states.state(ctx.runtime_dir / "pane.log")
+        osc = self._pane_states.state(ctx.pane_log)
         native = _OSC_TURNS.get(osc or "", NativeTurn.UNKNOWN)
         return combine_signals(
             seen,
@@ -231,7 +231,7 @@ class CodexProvider(Provider):
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Turns started as OSC 7501 tells them (`working` after anything else)."""
-        turns = self._pane_states.turns(ctx.runtime_dir / "pane.log")
+        turns = self._pane_states.turns(ctx.pane_log)
         if turns is None:
             return None
         return TurnRecord(started=turns[0], open=turns[1] == "working")

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from baton.errors import BadRequestError, NotFoundError
-from baton.providers.base import Provider
+from baton.providers.base import PANE_LOG, Provider
 from baton.server.records import TerminalRecord
 from baton.server.terminals import TerminalService
-from baton.server.tmux_windows import PANE_LOG
 
 __all__ = [
     "GROUP_ELEMENT_MAX_LENGTH",

@@ -31,7 +31,6 @@ from inotify_simple import flags as inotify_flags
 from baton.providers import Provider, TerminalContext
 from baton.server.live_terminal import (
     DEFAULT_MAX_PANE_LOG_BYTES,
-    PANE_LOG,
     LiveTerminal,
 )
 from baton.server.records import TerminalRecord
@@ -39,7 +38,7 @@ from baton.server.screen_trust import ScreenTrust
 from baton.server.tmux import PaneInfo, TmuxServer, bound_pane
 from baton.status import TerminalStatus
 
-__all__ = ["PANE_LOG", "LiveTerminal", "ScreenWatcher", "StatusListener"]
+__all__ = ["LiveTerminal", "ScreenWatcher", "StatusListener"]
 
 _WATCH_MASK = (
     inotify_flags.MODIFY | inotify_flags.CLOSE_WRITE | inotify_flags.CREATE | inotify_flags.MOVED_TO

@@ -21,10 +21,9 @@ from pathlib import Path
 
 from baton.private import private_file
 from baton.providers import Provider, TerminalContext
-from baton.providers.base import TurnRecord
+from baton.providers.base import PANE_LOG, TurnRecord
 from baton.server.emulator import PaneEmulator
 from baton.server.tmux import PaneRef, PaneSnapshot
-from baton.server.tmux_windows import PANE_LOG
 from baton.status import TerminalStatus
 
 __all__ = [

@@ -20,14 +20,12 @@ from pathlib import Path
 
 from baton.errors import TmuxError
 from baton.private import private_dir, private_file, write_private
+from baton.providers.base import PANE_LOG
 from baton.server import pane_launcher
 from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
 from baton.server.tmux_panes import TERMINAL_OPTION, PaneRef, WindowRef
 
-__all__ = ["PANE_LOG", "PaneLaunch", "create_window", "respawn_pane"]
-
-# The file in a terminal's runtime directory that gets the pane's raw output.
-PANE_LOG = "pane.log"
+__all__ = ["PaneLaunch", "create_window", "respawn_pane"]
 
 _LAUNCHER = Path(pane_launcher.__file__)
 # Variables describing the calling terminal or tmux client; a pane must not inherit them.
