@@ -71,9 +71,10 @@ from baton.providers.claude_screen import (
     parse_screen,
     screen_status,
 )
+from baton.providers.hook_logs import HookLogs
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
-from baton.providers.turn_hooks import interrupt_open_turn
+from baton.providers.turn_hooks import interrupt_open_turn, native_turn
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -90,11 +91,6 @@ _PASTE_FOLD = re.compile(r"\[Pasted text #\d+(?: \+\d+ lines)?\]")
 # `Down` while "No" is highlighted, `Enter` once the "yes" option is. A key the CLI drops
 # (it ignores input until the dialog is ready) is simply sent again on the next look.
 _STARTUP_ANSWERS: tuple[str, ...] = ("Yes, I trust this folder", "Yes, I accept")
-_HOOK_TURNS = {
-    TurnState.OPEN: NativeTurn.OPEN,
-    TurnState.FINISHED: NativeTurn.FINISHED,
-    TurnState.FAILED: NativeTurn.FAILED,
-}
 
 
 def claude_config_path(env: Mapping[str, str]) -> Path:
@@ -208,9 +204,7 @@ class ClaudeCodeProvider(Provider):
     input_marker = "❯"
 
     def __init__(self) -> None:
-        self._logs: dict[Path, HookLog] = {}
-        # Hook logs of CLIs started by `resume_launch`: their screen replays the dead turn.
-        self._resumed: set[Path] = set()
+        self._hooks = HookLogs(HOOK_LOG_FILE, HookLog)
 
     # -- launching -------------------------------------------------------------------------
 
@@ -241,14 +235,11 @@ class ClaudeCodeProvider(Provider):
         The dead CLI's hook log is set aside first: a turn it left open would otherwise
         read as still processing once the resumed CLI rests.
         """
-        log_file = ctx.runtime_dir / HOOK_LOG_FILE
-        session = last_session_id(log_file)
-        if log_file.exists():
-            log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
-        self._logs.pop(log_file, None)
+        session = last_session_id(self._hooks.path(ctx))
+        self._hooks.set_aside(ctx)
         if session is None:
             return None
-        self._resumed.add(log_file)
+        self._hooks.mark_resumed(ctx)
         spec = self.launch(ctx)
         return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
 
@@ -270,9 +261,9 @@ class ClaudeCodeProvider(Provider):
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = screen_status(screen)
         log = self._log(ctx)
-        native = _HOOK_TURNS.get(log.turn_state(), NativeTurn.UNKNOWN)
+        native = native_turn(log.turn_state())
         parsed = parse_screen(screen)
-        resumed_quiet = native is NativeTurn.UNKNOWN and log.path in self._resumed
+        resumed_quiet = native is NativeTurn.UNKNOWN and self._hooks.resumed(ctx)
         if resumed_quiet and _replays_dead_turn(parsed):
             return TerminalStatus.IDLE  # the dead CLI's unanswered prompt, replayed
         return combine_signals(
@@ -294,11 +285,7 @@ class ClaudeCodeProvider(Provider):
         return TurnRecord(started=log.prompts(), open=log.turn_state() is TurnState.OPEN)
 
     def _log(self, ctx: TerminalContext) -> HookLog:
-        path = ctx.runtime_dir / HOOK_LOG_FILE
-        log = self._logs.get(path)
-        if log is None:
-            log = self._logs[path] = HookLog(path)
-        return log
+        return self._hooks.of(ctx)
 
     # -- the last answer ---------------------------------------------------------------------
 

@@ -52,9 +52,10 @@ from baton.providers.copilot_screen import (
     input_pending,
     parse_screen,
 )
+from baton.providers.hook_logs import HookLogs
 from baton.providers.paste import input_box, tail_shown
-from baton.providers.precedence import NativeTurn, combine_signals
-from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn
+from baton.providers.precedence import combine_signals
+from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn, native_turn
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -67,11 +68,6 @@ SESSION_ID_FILE = "copilot-session-id"
 _PASTE_FOLD = re.compile(r"\[Paste #\d+ - \d+ lines?\]")
 _SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TRUST_DIALOG = "Confirm folder trust"
-_HOOK_TURNS = {
-    TurnState.OPEN: NativeTurn.OPEN,
-    TurnState.FINISHED: NativeTurn.FINISHED,
-    TurnState.FAILED: NativeTurn.FAILED,
-}
 
 
 class CopilotCliProvider(Provider):
@@ -92,10 +88,8 @@ class CopilotCliProvider(Provider):
     resubmit_after = 2.0
 
     def __init__(self) -> None:
-        self._logs: dict[str, HookLog] = {}
+        self._hooks = HookLogs(HOOK_LOG_FILE, HookLog)
         self._sessions: dict[str, SessionFile] = {}
-        # Hook logs of CLIs started by `resume_launch`: their screen replays the past.
-        self._resumed: set[str] = set()
 
     def paste_shown(self, screen: str, text: str) -> bool:
         """The text's end in the input box, or Copilot's fold `[Paste #N - X lines]`."""
@@ -105,7 +99,7 @@ class CopilotCliProvider(Provider):
     # -- launching -------------------------------------------------------------------------
 
     def launch(self, ctx: TerminalContext) -> LaunchSpec:
-        self._resumed.discard(str(ctx.runtime_dir / HOOK_LOG_FILE))
+        self._hooks.launched_fresh(ctx)
         return self._launch(ctx, f"--session-id={self._new_session(ctx)}")
 
     def _launch(self, ctx: TerminalContext, session_option: str) -> LaunchSpec:
@@ -135,15 +129,12 @@ class CopilotCliProvider(Provider):
         The dead CLI's hook log is set aside first: a turn it left open would otherwise
         read as still running once the resumed CLI rests.
         """
-        log_file = ctx.runtime_dir / HOOK_LOG_FILE
         session = self._session_id(ctx)
         taken = session is not None and _holds_prompt(self._session_file(ctx, session).path)
-        if log_file.exists():
-            log_file.replace(log_file.with_name(f"{log_file.stem}.{uuid.uuid4().hex}.jsonl"))
-        self._logs.pop(str(log_file), None)
+        self._hooks.set_aside(ctx)
         if not taken or session is None:
             return None
-        self._resumed.add(str(log_file))
+        self._hooks.mark_resumed(ctx)
         return self._launch(ctx, f"--resume={session}")
 
     def startup_keys(self, screen: str) -> tuple[str, ...]:
@@ -162,11 +153,10 @@ class CopilotCliProvider(Provider):
         seen = detect_status(screen)
         parsed = parse_screen(screen)
         marker = parsed.last_marker()
-        log = self._log(ctx)
         state = self._turn_state(ctx)
         if (
             state is TurnState.UNKNOWN
-            and str(log.path) in self._resumed
+            and self._hooks.resumed(ctx)
             and parsed.has_input
             and not parsed.busy
             and seen is not TerminalStatus.WAITING_USER_ANSWER
@@ -175,7 +165,7 @@ class CopilotCliProvider(Provider):
             return TerminalStatus.IDLE
         return combine_signals(
             seen,
-            _HOOK_TURNS.get(state, NativeTurn.UNKNOWN),
+            native_turn(state),
             # Busy or not: the footer says `Working` while the answer is still revealed.
             screen_shows_end=marker in ("answer", "error"),
             screen_shows_interrupt=parsed.has_input and marker == "cancelled",
@@ -208,11 +198,7 @@ class CopilotCliProvider(Provider):
         return TurnRecord(started=log.prompts(), open=self._turn_state(ctx) is TurnState.OPEN)
 
     def _log(self, ctx: TerminalContext) -> HookLog:
-        path = ctx.runtime_dir / HOOK_LOG_FILE
-        log = self._logs.get(str(path))
-        if log is None:
-            log = self._logs[str(path)] = HookLog(path)
-        return log
+        return self._hooks.of(ctx)
 
     def _session_id(self, ctx: TerminalContext) -> str | None:
         """The session the CLI in this terminal runs (its hooks say, else its launch)."""

@@ -55,6 +55,7 @@ from baton.providers.gemini_screen import (
     input_pending,
     parse_screen,
 )
+from baton.providers.hook_logs import HookLogs
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.status import TerminalStatus
@@ -95,7 +96,7 @@ class GeminiCliProvider(Provider):
     resubmit_after = 2.0
 
     def __init__(self) -> None:
-        self._logs: dict[str, GeminiHookLog] = {}
+        self._hooks = HookLogs(HOOK_LOG_FILE, GeminiHookLog)
         # When each terminal's CLI was launched by this provider (runtime dir → monotonic).
         self._launched: dict[str, float] = {}
 
@@ -124,7 +125,6 @@ class GeminiCliProvider(Provider):
         The dead CLI's hook log is set aside first: a turn it left open would otherwise
         read as still running once the resumed CLI rests.
         """
-        log_file = ctx.runtime_dir / HOOK_LOG_FILE
         log = self._log(ctx)
         session = log.session_id()
         transcript = log.transcript_path()
@@ -132,9 +132,7 @@ class GeminiCliProvider(Provider):
             # Gemini CLI keeps no file for a session whose only turn failed, and exits
             # (code 42) when asked to resume one it cannot find.
             session = None
-        if log_file.exists():
-            log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
-        self._logs.pop(str(log_file), None)
+        self._hooks.set_aside(ctx)
         if session is None:
             return None
         spec = self.launch(ctx)
@@ -204,11 +202,7 @@ class GeminiCliProvider(Provider):
         return TurnRecord(started=log.prompts(), open=open_turn)
 
     def _log(self, ctx: TerminalContext) -> GeminiHookLog:
-        path = ctx.runtime_dir / HOOK_LOG_FILE
-        log = self._logs.get(str(path))
-        if log is None:
-            log = self._logs[str(path)] = GeminiHookLog(path)
-        return log
+        return self._hooks.of(ctx)
 
     # -- output ----------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ import time
 
 from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
+from baton.providers.hook_logs import HookLogs
 from baton.providers.opencode_config import terminal_env
 from baton.providers.opencode_events import ABORTED, OpenCodeEventLog
 from baton.providers.opencode_screen import (
@@ -78,7 +79,7 @@ class OpenCodeProvider(Provider):
     working_indicator = WORKING_INDICATOR
 
     def __init__(self) -> None:
-        self._logs: dict[str, OpenCodeEventLog] = {}
+        self._hooks = HookLogs(EVENT_LOG_FILE, OpenCodeEventLog)
         # When each terminal's CLI was launched by this provider (runtime dir → monotonic).
         self._launched: dict[str, float] = {}
 
@@ -102,11 +103,8 @@ class OpenCodeProvider(Provider):
         The dead CLI's record is set aside first: a turn it left open would otherwise
         read as still running once the resumed CLI rests.
         """
-        log_file = ctx.runtime_dir / EVENT_LOG_FILE
         session = self._log(ctx).session_id()
-        if log_file.exists():
-            log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
-        self._logs.pop(str(log_file), None)
+        self._hooks.set_aside(ctx)
         if session is None or not _SESSION_ID.fullmatch(session):
             return None
         spec = self.launch(ctx)
@@ -184,11 +182,7 @@ class OpenCodeProvider(Provider):
         return TurnRecord(started=log.prompts(), open=open_turn)
 
     def _log(self, ctx: TerminalContext) -> OpenCodeEventLog:
-        path = ctx.runtime_dir / EVENT_LOG_FILE
-        log = self._logs.get(str(path))
-        if log is None:
-            log = self._logs[str(path)] = OpenCodeEventLog(path)
-        return log
+        return self._hooks.of(ctx)
 
     # -- output ----------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ import time
 
 from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
+from baton.providers.hook_logs import HookLogs
 from baton.providers.mcp_relay import ready_file
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
@@ -53,7 +54,7 @@ from baton.providers.qwen_screen import (
     input_pending,
     parse_screen,
 )
-from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn
+from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn, native_turn
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -65,11 +66,6 @@ _PASTE_FOLD = re.compile(r"\[Pasted Content \d+ chars\]")
 # How long a launched CLI reads as starting while its SessionStart hook has not run (an
 # admin may have switched hooks off: after this the screen decides alone).
 _STARTUP_SECONDS = 30.0
-_HOOK_TURNS = {
-    TurnState.OPEN: NativeTurn.OPEN,
-    TurnState.FINISHED: NativeTurn.FINISHED,
-    TurnState.FAILED: NativeTurn.FAILED,
-}
 
 
 class QwenCodeProvider(Provider):
@@ -91,11 +87,9 @@ class QwenCodeProvider(Provider):
     resubmit_after = 2.0
 
     def __init__(self) -> None:
-        self._logs: dict[str, HookLog] = {}
+        self._hooks = HookLogs(HOOK_LOG_FILE, HookLog)
         # When each terminal's CLI was launched by this provider (runtime dir → monotonic).
         self._launched: dict[str, float] = {}
-        # Hook logs of CLIs started by `resume_launch`: their screen replays the dead turn.
-        self._resumed: set[str] = set()
 
     def paste_shown(self, screen: str, text: str) -> bool:
         """The text's end in the input box, or Qwen's fold `[Pasted Content N chars]`."""
@@ -120,18 +114,15 @@ class QwenCodeProvider(Provider):
         The dead CLI's hook log is set aside first: a turn it left open would otherwise
         read as still running once the resumed CLI rests.
         """
-        log_file = ctx.runtime_dir / HOOK_LOG_FILE
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         session = log.session_id()
         transcript = log.transcript_path()
         if transcript is None or not transcript.is_file():
             session = None  # no turn was recorded: nothing to resume
-        if log_file.exists():
-            log_file.replace(log_file.with_name(f"{log_file.stem}.{time.time_ns()}.jsonl"))
-        self._logs.pop(str(log_file), None)
+        self._hooks.set_aside(ctx)
         if session is None:
             return None
-        self._resumed.add(str(log_file))
+        self._hooks.mark_resumed(ctx)
         spec = self.launch(ctx)
         return LaunchSpec(argv=[*spec.argv, "--resume", session], env=spec.env)
 
@@ -165,10 +156,10 @@ class QwenCodeProvider(Provider):
             return TerminalStatus.PROCESSING
         parsed = parse_screen(screen)
         marker = parsed.last_marker()
-        native = _HOOK_TURNS.get(log.turn_state(), NativeTurn.UNKNOWN)
+        native = native_turn(log.turn_state())
         if (
             native is NativeTurn.UNKNOWN
-            and str(log.path) in self._resumed
+            and self._hooks.resumed(ctx)
             and seen is TerminalStatus.PROCESSING
             and parsed.has_input
             and not parsed.busy
@@ -198,11 +189,7 @@ class QwenCodeProvider(Provider):
         return TurnRecord(started=log.prompts(), open=log.turn_state() is TurnState.OPEN)
 
     def _log(self, ctx: TerminalContext) -> HookLog:
-        path = ctx.runtime_dir / HOOK_LOG_FILE
-        log = self._logs.get(str(path))
-        if log is None:
-            log = self._logs[str(path)] = HookLog(path)
-        return log
+        return self._hooks.of(ctx)
 
     # -- output ----------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from baton.private import append_json_line
 from baton.providers.jsonl_tail import read_new_events
+from baton.providers.precedence import NativeTurn
 
 __all__ = [
     "INTERRUPT_EVENT",
@@ -33,6 +34,7 @@ __all__ = [
     "append_event",
     "interrupt_open_turn",
     "last_session_id",
+    "native_turn",
 ]
 
 # Written by baton serve, not by the CLI: the open turn was interrupted (Esc).
@@ -48,6 +50,18 @@ class TurnState(StrEnum):
     FINISHED = "finished"  # Stop after the latest UserPromptSubmit
     FAILED = "failed"  # StopFailure (an API error ended the turn)
     INTERRUPTED = "interrupted"  # interrupted: the hooks no longer say; the screen does
+
+
+_NATIVE = {
+    TurnState.OPEN: NativeTurn.OPEN,
+    TurnState.FINISHED: NativeTurn.FINISHED,
+    TurnState.FAILED: NativeTurn.FAILED,
+}
+
+
+def native_turn(state: TurnState) -> NativeTurn:
+    """What the hooks say of the latest turn, as the signal precedence reads it."""
+    return _NATIVE.get(state, NativeTurn.UNKNOWN)
 
 
 def append_event(path: Path, raw: str) -> None:
