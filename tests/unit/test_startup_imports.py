@@ -10,6 +10,7 @@ import json
 import ssl
 import subprocess
 import sys
+from pathlib import Path
 
 from baton.tls import tls_verify_for
 
@@ -73,3 +74,16 @@ def test_attribute_docs_reads_the_string_under_each_annotated_attribute(tmp_path
         "    c: int = 2\n    '''The c,\n    on two lines.'''\n    d = 4\n    '''untyped'''\n"
     )
     assert attribute_docs(source, "Sample") == {"a": "The a.", "c": "The c,\n    on two lines."}
+
+
+def test_the_notifier_loads_the_ca_bundle_only_for_a_public_channel(tmp_path: Path) -> None:
+    from baton.orchestrator.config import Settings
+    from baton.orchestrator.notify import notify_tls_verify
+
+    local = notify_tls_verify(Settings(wd=tmp_path, api="http://127.0.0.1:9889"))
+    assert isinstance(local, ssl.SSLContext) and local.get_ca_certs() == []
+    ntfy = Settings(wd=tmp_path, api="http://127.0.0.1:9889", ntfy_topic="baton-runs")
+    assert notify_tls_verify(ntfy) is True
+    webhook = Settings(wd=tmp_path, api="http://127.0.0.1:9889", webhook_url="https://h.example")
+    assert notify_tls_verify(webhook) is True
+    assert notify_tls_verify(Settings(wd=tmp_path, api="https://baton.example")) is True

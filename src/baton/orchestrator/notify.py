@@ -12,6 +12,7 @@ run goes on.
 from __future__ import annotations
 
 import re
+import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,8 +35,20 @@ from baton.orchestrator.notify_group import NotificationGrouper
 from baton.orchestrator.notify_waiting import waiting_notification
 from baton.orchestrator.runlog import RunLog
 from baton.roles import ROLE_BY_OUTPUT, ROLE_BY_TERMINAL, Role
+from baton.tls import tls_verify_for
 
-__all__ = ["Notification", "Notifier", "notification_for"]
+__all__ = ["Notification", "Notifier", "notification_for", "notify_tls_verify"]
+
+
+def notify_tls_verify(settings: Settings) -> ssl.SSLContext | bool:
+    """httpx's `verify=` for the notifier's client: the CA bundle only for a public channel.
+
+    Without ntfy or a webhook the client talks to the run's own API alone, so it is set
+    up as the run's API client is (`tls_verify_for`: no bundle to load for plain HTTP).
+    """
+    if settings.ntfy_target is not None or settings.webhook_url:
+        return True
+    return tls_verify_for(settings.api)
 
 
 class Notifier:
@@ -61,9 +74,11 @@ class Notifier:
     def from_settings(cls, settings: Settings, log: RunLog) -> Notifier:
         """The channels the settings ask for (none: a notifier that sends nothing)."""
         notifier = cls([], log, group_seconds=settings.notify_group_seconds)
-        client = httpx.Client(timeout=HTTP_TIMEOUT, follow_redirects=True)
-        notifier._client = client
         ntfy = settings.ntfy_target
+        client = httpx.Client(
+            timeout=HTTP_TIMEOUT, follow_redirects=True, verify=notify_tls_verify(settings)
+        )
+        notifier._client = client
         if ntfy is not None:
             notifier.channels.append(NtfyChannel(ntfy[0], ntfy[1], client))
         if settings.webhook_url:
