@@ -19,7 +19,8 @@ is split into segments that add up to it:
     prompt → CLI busy          POST /input: paste, wait until drawn, Enter, CLI busy
     CLI busy → model request   the CLI from taking the input to its model request
 
-Also: the first model request after `baton run` started (launch → first request).
+Also, from `baton run`'s start: its first prompt taken by the CLI (the run record's first
+`prompt_sent`: `POST /input` answered) and the first model request.
 
 The anchor runs in the same bench, loop for loop in turn with Baton: CAO's own
 `cao-server` 2.5.4 (.tools/cao, scripts/install-cao.sh) with the same CLI and model,
@@ -129,10 +130,12 @@ class ServerEvents:
 
 @dataclass
 class Loop:
-    """One loop's figures: handoffs (total, segments) in seconds, launch → first request."""
+    """One loop's figures: handoffs (total, segments) in seconds; from launch, the first
+    prompt taken by its CLI and the first model request."""
 
     verdict: str
     handoffs: list[tuple[float, list[float] | None]]
+    first_prompt: float | None
     first_request: float | None
 
 
@@ -157,7 +160,15 @@ def run_one(server: str, provider: str, workdir: Path, seconds: float) -> Loop:
             if record.closed is not None
         )
         first = turns[0][0] - launched if turns else None
-        return Loop(verdict, handoffs(turns, events.seen, archive), first)
+        sent = _first_prompt_sent(archive)
+        prompt = sent - launched if sent is not None else None
+        return Loop(verdict, handoffs(turns, events.seen, archive), prompt, first)
+
+
+def _first_prompt_sent(archive: Path) -> float | None:
+    """When `baton run` recorded its first prompt as taken (`POST /input` answered)."""
+    record = read_events(archive / "events.jsonl")
+    return next((_epoch(e["ts"]) for e in record if e.get("event") == "prompt_sent"), None)
 
 
 @contextlib.contextmanager
@@ -324,6 +335,8 @@ def report(label: str, loops: list[Loop]) -> None:
     for index, name in enumerate(SEGMENTS):
         if split:
             print(f"    {name:<32} {_ms([parts[index] for parts in split])}")
+    prompts = [loop.first_prompt for loop in loops if loop.first_prompt is not None]
+    print(f"  {'launch → first prompt taken':<34} {_ms(prompts)}")
     firsts = [loop.first_request for loop in loops if loop.first_request is not None]
     print(f"  {'launch → first model request':<34} {_ms(firsts)}")
 
