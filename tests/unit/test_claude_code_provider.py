@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from baton.providers.claude_code import (
     HOOK_LOG_FILE,
     ClaudeCodeProvider,
     claude_config_path,
+    hook_settings,
     trust_workspace,
 )
 from baton.providers.claude_hooks import HookLog, TurnState
@@ -224,9 +225,17 @@ def test_launch_adds_hooks_and_instructions_without_touching_user_settings(
 
 def test_hook_command_appends_one_line_per_event(tmp_path: Path) -> None:
     log = tmp_path / HOOK_LOG_FILE
+    (command,) = {
+        hook["command"]
+        for groups in hook_settings(log)["hooks"].values()
+        for group in groups
+        for hook in group["hooks"]
+    }
+    argv = shlex.split(command)
+    assert argv[1:3] == ["-I", "-S"]  # the standard-library recorder: no site, no Baton
     for event in ("UserPromptSubmit", "Stop"):
         completed = subprocess.run(
-            [sys.executable, "-m", "baton.providers.claude_hooks", str(log)],
+            argv,
             input=json.dumps({"hook_event_name": event, "last_assistant_message": "a\nb"}),
             capture_output=True,
             text=True,

@@ -46,8 +46,6 @@ import contextlib
 import json
 import os
 import re
-import shlex
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -71,6 +69,7 @@ from baton.providers.claude_screen import (
     parse_screen,
     screen_status,
 )
+from baton.providers.cli_home import hook_command
 from baton.providers.hook_logs import HookLogs
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
@@ -177,7 +176,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def hook_settings(log_file: Path) -> dict[str, Any]:
     """The `--settings` document: Baton's hooks and the bypass-warning opt-out."""
-    command = shlex.join([sys.executable, "-m", "baton.providers.claude_hooks", str(log_file)])
+    command = hook_command(log_file)  # starts in milliseconds: both hooks hold the turn
     entry = [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}]
     return {
         "hooks": {event: entry for event in HOOK_EVENTS},

@@ -1,22 +1,22 @@
-"""Claude Code hooks as a native status signal: the recorder command and the log reader.
+"""Claude Code hooks as a native status signal: the events it records, and their readers.
 
 Claude Code runs hook commands on its own lifecycle events and hands each one the event
-as JSON on stdin. The provider registers `python -m baton.providers.claude_hooks FILE`
-for `UserPromptSubmit`, `Stop`, `StopFailure` and `Notification`; the command appends the
-event as one JSON line to FILE in the terminal's runtime directory. `HookLog` (in
-`turn_hooks`, shared with Qwen Code, whose hooks are the same) reads that file
-incrementally and answers one question: is the latest turn open, finished or failed?
-Claude Code reports no end for a turn the user interrupts, so `baton serve` records one
-itself (`INTERRUPT_EVENT`) when it presses the interrupt key on an open turn.
-
-The recorder must never disturb the CLI: it prints nothing (a Stop hook's output could be
-read as a decision) and always exits 0.
+as JSON on stdin. The provider registers the standard-library recorder
+(`hook_recorder.py`, run with `python -I -S` as the other CLIs' hooks are) for
+`UserPromptSubmit`, `Stop`, `StopFailure` and `Notification`; it appends the event as one
+JSON line to FILE in the terminal's runtime directory, prints nothing (a Stop hook's
+output could be read as a decision) and always exits 0. Claude Code waits for both the
+prompt's and the turn's end hook, so the recorder's start is on every handoff's path.
+`HookLog` (in `turn_hooks`, shared with Qwen Code, whose hooks are the same) reads that
+file incrementally and answers one question: is the latest turn open, finished or
+failed? Claude Code reports no end for a turn the user interrupts, so `baton serve`
+records one itself (`INTERRUPT_EVENT`) when it presses the interrupt key on an open turn.
+This module also reads the session transcript the events name (last answer, usage).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,23 +37,10 @@ __all__ = [
     "append_event",
     "last_assistant_text",
     "last_session_id",
-    "main",
     "transcript_usage",
 ]
 
 HOOK_EVENTS: tuple[str, ...] = ("UserPromptSubmit", "Stop", "StopFailure", "Notification")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the hook command; errors are swallowed so the CLI never sees one."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        raw = sys.stdin.read()
-        if args:
-            append_event(Path(args[0]), raw)
-    except Exception:
-        return 0
-    return 0
 
 
 def last_assistant_text(transcript: Path) -> str:
@@ -129,7 +116,3 @@ def transcript_usage(transcript: Path) -> Usage | None:
         output_tokens=sum(count(u, "output_tokens") for u in by_message.values()),
         model=model,
     )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

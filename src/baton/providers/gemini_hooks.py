@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from baton.providers.claude_hooks import main as record_main
 from baton.providers.jsonl_tail import read_new_events
 from baton.usage import Usage
 
@@ -32,18 +30,12 @@ __all__ = [
     "HOOK_EVENTS",
     "GeminiHookLog",
     "final_answer_since",
-    "main",
     "transcript_last_answer",
     "transcript_usage",
 ]
 
 HOOK_EVENTS: tuple[str, ...] = ("SessionStart", "BeforeAgent", "AfterAgent", "Notification")
 _SESSION_ID = re.compile(r"[0-9A-Za-z-]{8,64}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The hook command: append the event on stdin to the file named first."""
-    return record_main(argv)
 
 
 @dataclass
@@ -226,7 +218,3 @@ def transcript_usage(transcript: Path) -> Usage | None:
         output_tokens=counts["output"],
         model=model,
     )
-
-
-if __name__ == "__main__":
-    sys.exit(main())
