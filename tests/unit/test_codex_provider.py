@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import tomllib
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.codex import CodexProvider, toml_string
+from baton.providers.codex_notify import NOTIFY_FILE
 from baton.providers.codex_notify import main as notify_main
 from baton.providers.codex_screen import (
     ACTIVE_WORK_UI_PATTERN,
@@ -233,8 +235,9 @@ def test_launch_overrides_only_on_the_command_line(
     assert _override(spec.argv, "developer_instructions") == 'Be brief.\n\nSay "hi"\n\\ and\ttab'
     notify = _override(spec.argv, "notify")
     assert isinstance(notify, list)
-    assert notify[1:4] == ["-m", "baton.providers.codex_notify", str(tmp_path / "runtime")]
-    assert notify[4:] == ["my-notify", "--loud"]
+    assert notify[1:3] == ["-I", "-S"]  # run by path: the standard library only
+    assert notify[3].endswith("codex_notify.py") and notify[4] == str(tmp_path / "runtime")
+    assert notify[5:] == ["my-notify", "--loud"]
     assert (home / "config.toml").read_text(encoding="utf-8") == config
 
 
@@ -402,7 +405,7 @@ def test_each_terminal_uses_its_own_codex_home(
         notify_main([str(ctx.runtime_dir), json.dumps({"thread-id": f"thread-{name}1"})])
         assert CodexProvider().last_message("", ctx) == f"from {name}"
     for name, argv in spec_of.items():
-        assert _override(argv, "notify")[4:] == [f"notify-{name}"]  # type: ignore[index]
+        assert _override(argv, "notify")[5:] == [f"notify-{name}"]  # type: ignore[index]
         assert argv[argv.index("--sandbox") + 1] == f"sandbox-{name}"
 
 
@@ -441,3 +444,23 @@ def test_turn_record_counts_each_turn_start_once(tmp_path: Path) -> None:
     with log.open("ab") as handle:
         handle.write(_osc("done") + _osc("working") + _osc("done"))
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)
+
+
+def test_the_notify_command_records_the_payload_and_runs_the_users_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command exactly as Codex runs it (isolated, no site): one line, then the chain."""
+    chained = tmp_path / "chained.txt"
+    user_notify = ["sh", "-c", 'printf %s "$1" > "$0"', str(chained)]
+    home = _codex_home(tmp_path / "home", f"notify = {json.dumps(user_notify)}\n")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    ctx = _ctx(tmp_path, "Be the tester.", env={"CODEX_HOME": str(home)})
+    notify = _override(CodexProvider().launch(ctx).argv, "notify")
+    assert isinstance(notify, list)
+    payload = json.dumps({"type": "agent-turn-complete", "last-assistant-message": "done ✓"})
+    done = subprocess.run([*notify, payload], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    lines = (ctx.runtime_dir / NOTIFY_FILE).read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [json.loads(payload)]
+    assert (ctx.runtime_dir / NOTIFY_FILE).stat().st_mode & 0o777 == 0o600
+    assert chained.read_text(encoding="utf-8") == payload

@@ -12,7 +12,7 @@ server (`--no-daemon`), with command-line overrides only — the user's `CODEX_H
 - `--sandbox workspace-write`: commands may write the working directory (response files
   live in `WD/.tmp/agent-responses`) and temporary directories, nothing else; Codex's
   bundled bubblewrap sandbox works in this container;
-- `-c notify=[…]`: `python -m baton.providers.codex_notify <runtime dir>`, followed by
+- `-c notify=[…]`: `python -I -S …/codex_notify.py <runtime dir>`, followed by
   the user's own notify command when their config has one (it is run after ours).
 
 `BATON_CODEX_APPROVAL` and `BATON_CODEX_SANDBOX` (in the terminal's environment) replace
@@ -52,6 +52,7 @@ from pathlib import Path
 import tomlkit
 
 from baton.private import private_dir
+from baton.providers import codex_notify
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.codex_screen import (
     ANSWER_BULLET_PATTERN,
@@ -183,7 +184,8 @@ class CodexProvider(Provider):
 
     @staticmethod
     def _notify_command(ctx: TerminalContext, config: dict[str, object]) -> str:
-        command = [sys.executable, "-m", "baton.providers.codex_notify", str(ctx.runtime_dir)]
+        notify = str(Path(codex_notify.__file__).resolve())  # run by path: see its docstring
+        command = [sys.executable, "-I", "-S", notify, str(ctx.runtime_dir)]
         users = config.get("notify")
         if isinstance(users, list) and all(isinstance(part, str) for part in users):
             command += users

@@ -1,43 +1,58 @@
-"""Codex's `notify` program for Baton terminals.
+"""Codex's `notify` program for Baton terminals, started in milliseconds.
 
 Codex runs the configured notify command at the end of every turn with one extra
 argument, a JSON payload. Baton launches Codex with
-`notify = [python, -m, baton.providers.codex_notify, <runtime dir>, <user's notify…>]`:
-this program appends the payload as one line to `<runtime dir>/codex-notify.jsonl`,
-then runs the user's own notify command (from their config.toml) with the same payload,
-so a Baton terminal never silences the user's notifications.
+`notify = [python, -I, -S, <this file>, <runtime dir>, <user's notify…>]`: this program
+appends the payload as one line to `<runtime dir>/codex-notify.jsonl`, then runs the
+user's own notify command (from their config.toml) with the same payload, so a Baton
+terminal never silences the user's notifications.
+
+Like `hook_recorder`, it is run as a script in isolated mode without `site`, so it
+imports nothing but the standard library: about 15 ms a turn instead of the 100 ms of
+`python -m baton…` (which still works, for a Codex started by an older server). The line
+is one `write` on an `O_APPEND` descriptor (mode 0600), so records never interleave.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
-from pathlib import Path
 
-from baton.private import append_json_line, private_dir
-from baton.providers.codex_signals import NOTIFY_FILE
+__all__ = ["NOTIFY_FILE", "main"]
 
-__all__ = ["main"]
+# The file in a terminal's runtime directory that gets one line per notify payload.
+NOTIFY_FILE = "codex-notify.jsonl"
 
 
 def main(argv: list[str]) -> int:
     """`<runtime dir> [user notify argv…] <payload>`; always exits 0 (never blocks Codex)."""
     if len(argv) < 2:
         return 0
-    runtime_dir, chained, payload = Path(argv[0]), argv[1:-1], argv[-1]
+    runtime_dir, chained, payload = argv[0], argv[1:-1], argv[-1]
     try:
         record = json.loads(payload)
     except ValueError:
         record = {"raw": payload}
     with contextlib.suppress(OSError):
-        private_dir(runtime_dir)
-        append_json_line(runtime_dir / NOTIFY_FILE, record)
+        os.makedirs(runtime_dir, mode=0o700, exist_ok=True)
+        os.chmod(runtime_dir, 0o700)
+        _append_line(os.path.join(runtime_dir, NOTIFY_FILE), record)
     if chained:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([*chained, payload], check=False, timeout=60)
     return 0
+
+
+def _append_line(path: str, record: object) -> None:
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(descriptor, line)
+    finally:
+        os.close(descriptor)
 
 
 if __name__ == "__main__":

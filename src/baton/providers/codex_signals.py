@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from baton.providers.codex_notify import NOTIFY_FILE
 from baton.usage import Usage
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "rollout_usage",
 ]
 
-NOTIFY_FILE = "codex-notify.jsonl"
 _OSC_STATE = re.compile(rb"\x1b\]7501;state=([a-z_]+)(?::[^\x07\x1b]*)?(?:\x07|\x1b\\)")
 # An OSC 7501 sequence is short: re-reading this much of what was read before catches
 # one that was split across two polls.
