@@ -7,7 +7,6 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -85,15 +84,13 @@ def status_view(
     batch: BatchRecord,
     ledger_path: Path,
     environ: Mapping[str, str],
+    driver: DriverRecord | None,
     selected: int | None = None,
-    driver: DriverRecord | Literal["read"] | None = "read",
 ) -> Group:
-    """One row per feature, then the batch's totals and who drives it; `selected` marks a
-    row (▶) for the interactive watch. `driver`: the caller's read of the driver, if it
-    acts on that same read (by default it is read here)."""
+    """One row per feature, then the batch's totals and who drives it (`driver`, as the
+    caller read it: a watch acts on the same read); `selected` marks a row (▶) for the
+    interactive watch."""
     now = datetime.now(UTC)
-    if driver == "read":
-        driver = current_driver(ledger_path)
     table = Table(title=f"batch {batch.id} — {batch.status}", title_justify="left")
     for column in _COLUMNS:  # one line per feature: a long value ends in `…`, never wraps
         right = column in ("tokens", "cost")
@@ -117,7 +114,7 @@ def status_view(
 def render_status(
     batch: BatchRecord, ledger_path: Path, console: Console, environ: Mapping[str, str]
 ) -> None:
-    console.print(status_view(batch, ledger_path, environ))
+    console.print(status_view(batch, ledger_path, environ, current_driver(ledger_path)))
 
 
 def watch_status(
@@ -135,7 +132,7 @@ def watch_status(
             # (its record emptied, its lock not yet released) shows as unrecorded and the
             # watch goes on, so the last frame always says that no driver runs.
             driver = current_driver(ledger.path)
-            live.update(status_view(batch, ledger.path, environ, driver=driver), refresh=True)
+            live.update(status_view(batch, ledger.path, environ, driver), refresh=True)
             if driver is None:
                 return
             time.sleep(interval)

@@ -24,6 +24,7 @@ from baton.batch.ledger import BatchRecord, Ledger
 from baton.batch.status import status_view
 from baton.cockpit.watch import KeyReader, Watcher, open_watcher, split_keys
 from baton.errors import BatonError, StateFileError
+from baton.orchestrator.driver_lock import current_driver
 
 __all__ = ["BatchWatch", "run_batch_watch"]
 
@@ -165,7 +166,8 @@ class BatchWatch:
             footer.append(f"\n{self.message}", "yellow")
         if self.problem:
             footer.append(f"\n{self.problem}", "red")
-        table = status_view(self.batch, self.ledger.path, self.environ, self.selected)
+        driver = current_driver(self.ledger.path)
+        table = status_view(self.batch, self.ledger.path, self.environ, driver, self.selected)
         return Group(table, footer)
 
 
