@@ -259,7 +259,7 @@ class ClaudeCodeProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = screen_status(screen)
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         native = native_turn(log.turn_state())
         parsed = parse_screen(screen)
         resumed_quiet = native is NativeTurn.UNKNOWN and self._hooks.resumed(ctx)
@@ -276,28 +276,25 @@ class ClaudeCodeProvider(Provider):
 
     def interrupted(self, ctx: TerminalContext) -> None:
         """Record the end Claude Code never reports for an interrupted open turn."""
-        interrupt_open_turn(self._log(ctx))
+        interrupt_open_turn(self._hooks.of(ctx))
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Prompts the `UserPromptSubmit` hook saw; open until `Stop` or `StopFailure`."""
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         return TurnRecord(started=log.prompts(), open=log.turn_state() is TurnState.OPEN)
-
-    def _log(self, ctx: TerminalContext) -> HookLog:
-        return self._hooks.of(ctx)
 
     # -- the last answer ---------------------------------------------------------------------
 
     def usage(self, ctx: TerminalContext) -> Usage | None:
         """The session's tokens from the transcript the hooks name."""
-        transcript = self._log(ctx).transcript_path()
+        transcript = self._hooks.of(ctx).transcript_path()
         return transcript_usage(transcript) if transcript is not None else None
 
     def extract_last_message(self, history: str) -> str:
         return last_answer(history)
 
     def last_message(self, history: str, ctx: TerminalContext) -> str:
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         close = log.last_close()
         if close is not None:
             message = close.get("last_assistant_message")

@@ -174,7 +174,7 @@ class CopilotCliProvider(Provider):
 
     def _turn_state(self, ctx: TerminalContext) -> TurnState:
         """The hooks' turn state, closed by a session error or abort after its prompt."""
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         state = log.turn_state()
         prompt = log.last_prompt()
         if state is not TurnState.OPEN or prompt is None:
@@ -190,19 +190,16 @@ class CopilotCliProvider(Provider):
 
     def interrupted(self, ctx: TerminalContext) -> None:
         """Record the end Copilot CLI reports to no hook for an interrupted open turn."""
-        interrupt_open_turn(self._log(ctx))
+        interrupt_open_turn(self._hooks.of(ctx))
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Prompts `UserPromptSubmit` saw; open until `Stop`, an error or an abort."""
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         return TurnRecord(started=log.prompts(), open=self._turn_state(ctx) is TurnState.OPEN)
-
-    def _log(self, ctx: TerminalContext) -> HookLog:
-        return self._hooks.of(ctx)
 
     def _session_id(self, ctx: TerminalContext) -> str | None:
         """The session the CLI in this terminal runs (its hooks say, else its launch)."""
-        session = self._log(ctx).session_id()
+        session = self._hooks.of(ctx).session_id()
         if session is not None and _SESSION_ID.fullmatch(session):
             return session
         try:
@@ -232,7 +229,7 @@ class CopilotCliProvider(Provider):
         if detect_status(history) is TerminalStatus.ERROR:
             return extract_last_message(history)
         session = self._session_id(ctx)
-        if session is not None and self._log(ctx).last_close() is not None:
+        if session is not None and self._hooks.of(ctx).last_close() is not None:
             native = self._session_file(ctx, session).last_answer()
             if native:
                 return native

@@ -125,7 +125,7 @@ class GeminiCliProvider(Provider):
         The dead CLI's hook log is set aside first: a turn it left open would otherwise
         read as still running once the resumed CLI rests.
         """
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         session = log.session_id()
         transcript = log.transcript_path()
         if transcript is None or not transcript.is_file():
@@ -148,7 +148,7 @@ class GeminiCliProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = detect_status(screen)
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         launched = self._launched.get(str(ctx.runtime_dir))
         if (
             launched is not None
@@ -195,20 +195,17 @@ class GeminiCliProvider(Provider):
         a first prompt is taken only when its turn starts, never on a redrawn screen);
         None while nothing says whether they run (the screen decides then).
         """
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         open_turn = log.is_open()
         if open_turn is None:
             return TurnRecord(started=0, open=False) if log.session_started() else None
         return TurnRecord(started=log.prompts(), open=open_turn)
 
-    def _log(self, ctx: TerminalContext) -> GeminiHookLog:
-        return self._hooks.of(ctx)
-
     # -- output ----------------------------------------------------------------------------
 
     def usage(self, ctx: TerminalContext) -> Usage | None:
         """The session's tokens from the session file the hooks name."""
-        transcript = self._log(ctx).transcript_path()
+        transcript = self._hooks.of(ctx).transcript_path()
         return transcript_usage(transcript) if transcript is not None else None
 
     def extract_last_message(self, history: str) -> str:
@@ -219,7 +216,7 @@ class GeminiCliProvider(Provider):
         screen_status = detect_status(history)
         if screen_status is TerminalStatus.ERROR:
             return from_screen
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         transcript = log.transcript_path()
         if transcript is None or log.is_open() is not False:
             return from_screen

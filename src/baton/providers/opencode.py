@@ -103,7 +103,7 @@ class OpenCodeProvider(Provider):
         The dead CLI's record is set aside first: a turn it left open would otherwise
         read as still running once the resumed CLI rests.
         """
-        session = self._log(ctx).session_id()
+        session = self._hooks.of(ctx).session_id()
         self._hooks.set_aside(ctx)
         if session is None or not _SESSION_ID.fullmatch(session):
             return None
@@ -126,7 +126,7 @@ class OpenCodeProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = detect_status(screen)
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         if log.asking() or seen is TerminalStatus.WAITING_USER_ANSWER:
             return TerminalStatus.WAITING_USER_ANSWER
         if not log.loaded():
@@ -175,27 +175,24 @@ class OpenCodeProvider(Provider):
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Prompts the CLI took (`chat.message`); the latest open until its session rests."""
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         open_turn = log.is_open()
         if open_turn is None:
             return None
         return TurnRecord(started=log.prompts(), open=open_turn)
 
-    def _log(self, ctx: TerminalContext) -> OpenCodeEventLog:
-        return self._hooks.of(ctx)
-
     # -- output ----------------------------------------------------------------------------
 
     def usage(self, ctx: TerminalContext) -> Usage | None:
         """Tokens and cost of the messages OpenCode stored, as its plugin recorded them."""
-        return self._log(ctx).usage()
+        return self._hooks.of(ctx).usage()
 
     def extract_last_message(self, history: str) -> str:
         return extract_last_message(history)
 
     def last_message(self, history: str, ctx: TerminalContext) -> str:
         from_screen = extract_last_message(history)
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         open_turn = log.is_open()
         if open_turn is None or (open_turn and not log.answered()):
             return from_screen

@@ -145,7 +145,7 @@ class QwenCodeProvider(Provider):
 
     def status(self, screen: str, ctx: TerminalContext) -> TerminalStatus:
         seen = detect_status(screen)
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         launched = self._launched.get(str(ctx.runtime_dir))
         if (
             launched is not None
@@ -181,21 +181,18 @@ class QwenCodeProvider(Provider):
 
     def interrupted(self, ctx: TerminalContext) -> None:
         """Record the end Qwen Code never reports for an interrupted open turn."""
-        interrupt_open_turn(self._log(ctx))
+        interrupt_open_turn(self._hooks.of(ctx))
 
     def turn_record(self, ctx: TerminalContext) -> TurnRecord | None:
         """Prompts `UserPromptSubmit` saw (continuations aside); open until `Stop`."""
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         return TurnRecord(started=log.prompts(), open=log.turn_state() is TurnState.OPEN)
-
-    def _log(self, ctx: TerminalContext) -> HookLog:
-        return self._hooks.of(ctx)
 
     # -- output ----------------------------------------------------------------------------
 
     def usage(self, ctx: TerminalContext) -> Usage | None:
         """The session's tokens from the session file the hooks name."""
-        transcript = self._log(ctx).transcript_path()
+        transcript = self._hooks.of(ctx).transcript_path()
         return transcript_usage(transcript) if transcript is not None else None
 
     def extract_last_message(self, history: str) -> str:
@@ -204,7 +201,7 @@ class QwenCodeProvider(Provider):
     def last_message(self, history: str, ctx: TerminalContext) -> str:
         if detect_status(history) is TerminalStatus.ERROR:
             return extract_last_message(history)
-        log = self._log(ctx)
+        log = self._hooks.of(ctx)
         close = log.last_close()
         if close is not None and close.get("hook_event_name") == "Stop":
             message = close.get("last_assistant_message")
