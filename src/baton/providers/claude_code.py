@@ -59,7 +59,6 @@ from baton.providers.claude_hooks import (
     HookLog,
     TurnState,
     last_assistant_text,
-    last_session_id,
     transcript_usage,
 )
 from baton.providers.claude_screen import (
@@ -234,7 +233,7 @@ class ClaudeCodeProvider(Provider):
         The dead CLI's hook log is set aside first: a turn it left open would otherwise
         read as still processing once the resumed CLI rests.
         """
-        session = last_session_id(self._hooks.path(ctx))
+        session = self._hooks.of(ctx).session_id()
         self._hooks.set_aside(ctx)
         if session is None:
             return None

@@ -25,7 +25,6 @@ from baton.providers.turn_hooks import (
     HookLog,
     TurnState,
     append_event,
-    last_session_id,
 )
 from baton.usage import Usage
 
@@ -36,7 +35,6 @@ __all__ = [
     "TurnState",
     "append_event",
     "last_assistant_text",
-    "last_session_id",
     "transcript_usage",
 ]
 

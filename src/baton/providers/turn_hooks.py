@@ -33,7 +33,6 @@ __all__ = [
     "TurnState",
     "append_event",
     "interrupt_open_turn",
-    "last_session_id",
     "native_turn",
 ]
 
@@ -180,20 +179,3 @@ def _continues(previous: dict[str, Any] | None, event: dict[str, Any]) -> bool:
         return False
     prompt_id = event.get("prompt_id")
     return isinstance(prompt_id, str) and bool(prompt_id) and prompt_id == previous.get("prompt_id")
-
-
-def last_session_id(path: Path) -> str | None:
-    """The `session_id` of the latest hook event in `path` (the CLI's conversation id)."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for raw in reversed(lines):
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        session = event.get("session_id") if isinstance(event, dict) else None
-        if isinstance(session, str) and _SESSION_ID.fullmatch(session):
-            return session
-    return None
