@@ -5,7 +5,6 @@
     │   └── PromptError             a prompt without its two sections (carries an example)
     ├── StateFileError              a state file that cannot be read, written or resumed
     │   └── RunLockedError          another `baton run` is driving that state file now
-    ├── RunInterrupted              SIGINT/SIGTERM arrived; carries the signal number
     ├── BudgetExhausted             MAX_TOKENS or MAX_COST_USD reached; the run is resumable
     ├── GitCommitError              POST_GIT_COMMIT could not commit the change
     ├── LeaseError                  a feature's lease in a batch's shared store
@@ -39,7 +38,12 @@
         ├── StorageFullError        the state directory's disk is full or failing (507)
         └── TmuxError               a tmux command failed
 
-`baton.cli` turns each of them into one line on stderr and an exit code.
+    RunInterrupted (BaseException)  SIGINT/SIGTERM arrived; carries the signal number
+
+`RunInterrupted` is raised by a signal handler wherever the run happens to be, so, like
+`KeyboardInterrupt`, it stands outside `BatonError` and `Exception`: a handler meant for
+an error (a status record that cannot be written, a notification that fails) never
+swallows a stop. `baton.cli` turns each of them into one line on stderr and an exit code.
 """
 
 from __future__ import annotations
@@ -139,8 +143,11 @@ class LeaseLost(LeaseError):
     """A newer epoch took the lease (or it expired unrenewed): stop, write nothing more."""
 
 
-class RunInterrupted(BatonError):
-    """The run was stopped by a signal; the exit code is 128 + signum."""
+class RunInterrupted(BaseException):
+    """The run was stopped by a signal; the exit code is 128 + signum.
+
+    Not a `BatonError`: it can surface inside any `except Exception` of the run.
+    """
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"interrupted by signal {signum}")

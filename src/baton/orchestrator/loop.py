@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from baton.errors import BatonError, BudgetExhausted, StateFileError
+from baton.errors import BatonError, BudgetExhausted, RunInterrupted, StateFileError
 from baton.gitinfo import git_head
 from baton.hints import RunCommand, baton_command
 from baton.orchestrator.archive import Archive
@@ -128,7 +128,7 @@ class Orchestrator:
             except BudgetExhausted as exhausted:
                 self.stopped_by = exhausted
                 raise  # recorded as a `budget` event; not an error of the run
-            except BatonError as error:
+            except (BatonError, RunInterrupted) as error:
                 self.stopped_by = error
                 self.events.emit(EventKind.ERROR, error=type(error).__name__, message=str(error))
                 raise

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from baton.errors import RunInterrupted
 from baton.orchestrator.archive import Response
 from baton.orchestrator.composer import PromptComposer
 from baton.orchestrator.config import Settings
@@ -126,7 +127,7 @@ class PhaseMachine:
         """
         try:
             return self._rounds()
-        except Exception:
+        except (Exception, RunInterrupted):
             self.api.outage.ending()  # a server that is gone is not waited for again
             self._settle_usage_quietly()
             raise
