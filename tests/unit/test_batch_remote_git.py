@@ -17,6 +17,7 @@ from baton.batch.remote_git import (
     checkout_feature,
     host_clone,
     push_fenced,
+    remote_sha,
     snapshot,
 )
 from baton.errors import LeaseLost
@@ -191,3 +192,20 @@ def test_the_gate_follows_a_state_saved_again_while_it_waits(
     threading.Thread(target=save_again_then_acknowledge, daemon=True).start()
     wait_for_checkpoint(log, wait_seconds=15)
     assert released.is_set()
+
+
+def test_a_push_leaves_the_clones_remote_refs_to_the_locked_fetch(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """Jobs of one host share a clone: a push that moved `refs/remotes/origin/...` raced
+    another job's fetch ("cannot lock ref ... is at X but expected Y")."""
+    url, base = remote
+    clone = host_clone(str(url), tmp_path / "a")
+    on_a = tmp_path / "a" / "wt" / "clamp"
+    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    sha = snapshot(on_a, "checkpoint")
+    push_fenced(on_a, "baton/clamp", sha, None)
+    assert _git(url, "rev-parse", "baton/clamp") == sha
+    assert remote_sha(clone, "baton/clamp") is None  # not until this host fetches
+    host_clone(str(url), tmp_path / "a")
+    assert remote_sha(clone, "baton/clamp") == sha

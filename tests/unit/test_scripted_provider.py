@@ -46,6 +46,10 @@ def provider() -> ScriptedProvider:
             HEADER + "Do you trust the files in this folder? [y/n]",
             TerminalStatus.WAITING_USER_ANSWER,
         ),
+        (
+            HEADER + "› Fix it\nAllow the scripted agent to start this work? [y/n] yes\n\n",
+            TerminalStatus.PROCESSING,
+        ),
         ("", TerminalStatus.PROCESSING),
         ("Baton scripted agent · profile programmer", TerminalStatus.PROCESSING),
     ],
@@ -57,6 +61,7 @@ def provider() -> ScriptedProvider:
         "completed-typed",
         "error",
         "dialog",
+        "dialog-answered",
         "blank",
         "starting",
     ],

@@ -205,11 +205,14 @@ def push_fenced(worktree: Path, branch: str, sha: str, expected: str | None) -> 
     """Push `sha` to the remote branch only if the branch is still at `expected`.
 
     LeaseLost when the remote refused it (someone else moved the branch); GitCommitError
-    for any other failure.
+    for any other failure. It pushes to the remote's URL, not to `origin`, so it leaves
+    the clone's `refs/remotes/origin/*` alone: they are written only by `host_clone`'s
+    fetch, under the host's lock, which a push beside it would otherwise race.
     """
     ref = f"refs/heads/{branch}"
     lease = f"--force-with-lease={ref}:{expected or ''}"
-    command = ["git", "push", "--porcelain", "--no-verify", lease, "origin", f"{sha}:{ref}"]
+    url = git(worktree, "remote", "get-url", "--push", "origin")
+    command = ["git", "push", "--porcelain", "--no-verify", lease, url, f"{sha}:{ref}"]
     try:
         done = subprocess.run(
             command,

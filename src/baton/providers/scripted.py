@@ -91,7 +91,8 @@ class ScriptedProvider(Provider):
         if not lines:
             return TerminalStatus.PROCESSING
         last = lines[-1]
-        if last.startswith((ui.TRUST_QUESTION, ui.PERMISSION_QUESTION)):
+        if last.rstrip() in (ui.TRUST_QUESTION, ui.PERMISSION_QUESTION):
+            # Unanswered: once answered, the line ends in `yes` or `no` until work shows.
             return TerminalStatus.WAITING_USER_ANSWER
         if ui.WORKING_PATTERN.match(last):
             return TerminalStatus.PROCESSING
