@@ -117,7 +117,7 @@ def test_a_stalled_stream_and_a_cli_killed_mid_turn_and_the_loop_passes(
             killer.stop.set()
             killer.join(timeout=5)
         requests = team.models[provider].turn_requests()
-    assert killer.killed, "the programmer's CLI was never killed"
+    assert killer.killed, f"the programmer's CLI was never killed: {result.stderr[-3000:]}"
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.tester_verdicts() == ["RESULT: FAIL", "RESULT: PASS"]
     state = json.loads(state_file.read_text(encoding="utf-8"))
