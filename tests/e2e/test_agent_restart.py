@@ -3,10 +3,11 @@
 `baton run` → `baton serve` → Codex / Claude Code / Gemini CLI / Qwen Code / Copilot CLI /
 OpenCode against the scripted model servers. One loop per CLI holds both faults:
 
-- the analyst's first request is accepted and never answered (Misbehaviour.STALL), the
-  way a hung model stream leaves the CLI busy with only its spinner turning. With a short
-  STALL_SECONDS, `baton run` must see no progress in `baton serve`'s `quiet_seconds`,
-  press the CLI's interrupt key (Esc; Ctrl-C for Copilot CLI) and send the prompt again.
+- the analyst's first request (OpenCode's: of its second turn) is accepted and never
+  answered (Misbehaviour.STALL), the way a hung model stream leaves the CLI busy with
+  only its spinner turning. With a short STALL_SECONDS, `baton run` must see no progress
+  in `baton serve`'s `quiet_seconds`, press the CLI's interrupt key (Esc; Ctrl-C for
+  Copilot CLI) and send the prompt again.
   Played for Codex, Claude Code, Copilot CLI and OpenCode (the loops of Gemini CLI and
   Qwen Code hold the kill alone);
 - while the programmer works on its second turn (so the CLI has a conversation to
@@ -92,8 +93,11 @@ _STALL_KEYS = {
 }
 # OpenCode's first prompt in a process loads its model providers before the first request
 # leaves: 10 to 25 s without a change on screen on a loaded machine, a stall by a 10 s
-# measure (interrupted, its prompt sent again, that first request is the one that stalls).
+# measure. So its STALL_SECONDS is longer, and its analyst stalls on its second turn, with
+# the CLI warm: a slow first start plus the stall after it would be two stalls in one
+# turn (a restart of the analyst, then a resumed CLI starting slowly again).
 _STALL_SECONDS = {"opencode": "40"}
+_STALL_AFTER = {"opencode": 1}
 
 
 @pytest.mark.parametrize("provider", list(_STALL_KEYS))
@@ -104,7 +108,9 @@ def test_a_stalled_stream_and_a_cli_killed_mid_turn_and_the_loop_passes(
     behaviours = {"programmer": Misbehaviour.SLOW}
     if keys is not None:
         behaviours["analyst"] = Misbehaviour.STALL
-    brain = Brain(behaviours=behaviours, slow_seconds=2.0)
+    brain = Brain(
+        behaviours=behaviours, slow_seconds=2.0, stall_after=_STALL_AFTER.get(provider, 0)
+    )
     project = write_sample_project(tmp_path / "project")
     state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
     settings = {"CLEANUP_ON_EXIT": "0", "STALL_SECONDS": _STALL_SECONDS.get(provider, "10")}

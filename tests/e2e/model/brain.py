@@ -75,9 +75,13 @@ class Brain:
     behaviours: Mapping[str, Misbehaviour] = field(default_factory=dict)
     slow_seconds: float = 3.0
     stall_times: int = 1
+    # Turns of the role answered before its stalls begin: the CLI has booted and loaded
+    # its providers, so a slow start is never taken for the stall.
+    stall_after: int = 0
     timeline: list[TurnRecord] = field(default_factory=list)
     _round: int = 1
     _stalled: dict[str, int] = field(default_factory=dict)
+    _prompts: dict[str, list[str]] = field(default_factory=dict)  # each role's, in order
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- what to do ---------------------------------------------------------------------
@@ -98,11 +102,17 @@ class Brain:
 
     def takes_stall(self, prompt: str, done_steps: int) -> bool:
         """Whether this request gets no answer at all (STALL: a turn's first request, for
-        the first `stall_times` turns of the role; the prompt sent again is answered)."""
+        the first `stall_times` turns of the role after `stall_after` answered ones; the
+        prompt sent again is answered)."""
         if done_steps or self.misbehaviour_for(prompt) is not Misbehaviour.STALL:
             return False
         role = self.role_of(prompt)
         with self._lock:
+            prompts = self._prompts.setdefault(role, [])
+            if prompt not in prompts:
+                prompts.append(prompt)
+            if prompts.index(prompt) < self.stall_after:
+                return False
             if self._stalled.get(role, 0) >= self.stall_times:
                 return False
             self._stalled[role] = self._stalled.get(role, 0) + 1
