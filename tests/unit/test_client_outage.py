@@ -6,14 +6,28 @@ manual clock, so nothing here sleeps.
 
 from __future__ import annotations
 
+import os
+import signal
 from dataclasses import dataclass, field
 
 import httpx
 import pytest
 
-from baton.errors import ApiError, ApiHttpError, ApiOutcomeUnknown, ApiUnreachableError
+from baton.errors import (
+    ApiError,
+    ApiHttpError,
+    ApiOutcomeUnknown,
+    ApiUnreachableError,
+    RunInterrupted,
+)
 from baton.orchestrator.client import IDEMPOTENCY_HEADER, ApiClient
-from baton.orchestrator.outage import OutagePhase, OutageReport, OutageWindow
+from baton.orchestrator.interrupts import SignalGuard
+from baton.orchestrator.outage import (
+    ENDING_OUTAGE_SECONDS,
+    OutagePhase,
+    OutageReport,
+    OutageWindow,
+)
 
 URL = "http://127.0.0.1:9"
 MESSAGE = "Implement the feature.\nWrite your whole answer to analyst.md, then stop."
@@ -267,3 +281,28 @@ def test_the_server_s_own_5xx_is_an_answer_not_an_outage() -> None:
         api.send_input("t1", MESSAGE)
     assert raised.value.status_code == 502 and posts == ["POST"]
     assert clock.slept == []
+
+
+def test_a_stop_held_while_a_prompt_waits_for_an_absent_server_ends_the_wait() -> None:
+    """A SIGTERM during a prompt's send (signals held) must not sit out the whole window:
+    the batch that stopped the run is waiting for its state file."""
+    clock = ManualClock()
+
+    def sleep_then_stop(seconds: float) -> None:
+        clock.sleep(seconds)
+        if len(clock.slept) == 3:  # three attempts in, the batch stops its loops
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    window = OutageWindow(URL, 600.0, clock=clock, sleep=sleep_then_stop)
+    server = Server(faults=["connect"] * 1000)
+    api = ApiClient(URL, outage=window, transport=httpx.MockTransport(server))
+    guard = SignalGuard(on_held=window.ending)
+    guard.install()
+    try:
+        with pytest.raises(RunInterrupted), guard.critical():  # noqa: SIM117 (the order)
+            with pytest.raises(ApiUnreachableError):
+                api.send_input("t1", MESSAGE)
+    finally:
+        guard.restore()
+    assert server.typed == []
+    assert sum(clock.slept) <= ENDING_OUTAGE_SECONDS + 2.0  # not the 600 s window

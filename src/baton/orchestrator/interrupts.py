@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -23,12 +23,17 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class SignalGuard:
-    """Installs the handlers (main thread only) and restores the previous ones."""
+    """Installs the handlers (main thread only) and restores the previous ones.
 
-    def __init__(self) -> None:
+    `on_held` is called (inside the signal handler) when a signal is held: whatever the
+    block waits for should now give up early, e.g. an absent server's outage window.
+    """
+
+    def __init__(self, on_held: Callable[[], None] | None = None) -> None:
         self._depth = 0
         self._pending: int | None = None
         self._previous: dict[int, Any] = {}
+        self._on_held = on_held
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -44,6 +49,8 @@ class SignalGuard:
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         if self._depth and self._pending is None:
             self._pending = signum
+            if self._on_held is not None:
+                self._on_held()
             return
         raise RunInterrupted(signum)  # not held, or a second signal: stop at once
 

@@ -105,7 +105,8 @@ class Orchestrator:
         self.not_resumable = not_resumable  # why no command can resume it (the demo)
         self.api = api
         self.log = log
-        self.signals = SignalGuard()
+        # A stop held while a prompt goes out to an absent server ends that wait early.
+        self.signals = SignalGuard(on_held=api.outage.ending)
         self.state_path = settings.state_path
         self.state: RunState | None = None  # set once the team exists (new or resumed)
         self.notifier = Notifier.from_settings(settings, log)

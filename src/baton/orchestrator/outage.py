@@ -76,9 +76,12 @@ class OutageWindow:
 
     def ending(self) -> None:
         """The run is ending: wait at most ENDING_OUTAGE_SECONDS from now on, so the calls
-        made on the way out never sit out a whole window (signals may be held by then)."""
-        with self._lock:
-            self.seconds = min(self.seconds, ENDING_OUTAGE_SECONDS)
+        made on the way out never sit out a whole window (signals may be held by then).
+
+        Safe inside a signal handler: one assignment, no lock (the interrupted code may
+        hold it); a wait under way sees the shorter window at its next attempt.
+        """
+        self.seconds = min(self.seconds, ENDING_OUTAGE_SECONDS)
 
     @property
     def down(self) -> bool:
