@@ -20,7 +20,7 @@ from typing import Any
 
 from baton.errors import BadRequestError, NotFoundError, ServerError
 from baton.private import private_dir, write_private
-from baton.providers import TerminalContext, get_provider
+from baton.providers import AgentProfile, Provider, TerminalContext, get_provider
 from baton.server import tool_policy
 from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
@@ -32,7 +32,7 @@ from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
 from baton.server.skills import pane_preface
-from baton.server.tmux import TmuxServer
+from baton.server.tmux import TmuxServer, WindowRef
 from baton.server.tmux_windows import PaneLaunch, create_window
 
 __all__ = [
@@ -122,101 +122,103 @@ class TerminalCreator:
         recorded as given; `allowed_tools` (else the profile's) is recorded and carried
         to the CLI (see `tool_policy`).
         """
-        agent_profile, provider = request.agent_profile, request.provider
-        working_directory, session_name = request.working_directory, request.session_name
-        new_session, env_vars = request.new_session, request.env_vars
-        initial_message, caller_id = request.initial_message, request.caller_id
-        group, metadata, allowed_tools = request.group, request.metadata, request.allowed_tools
-        if initial_message is not None:
-            self.delivery.prepare(initial_message)  # blank or oversized: refused before creating
-        profile = self.profiles.load(agent_profile)
-        provider_name = provider or profile.provider or DEFAULT_PROVIDER
+        if request.initial_message is not None:
+            # Blank or oversized: refused before anything is created.
+            self.delivery.prepare(request.initial_message)
+        profile = self.profiles.load(request.agent_profile)
+        provider_name = request.provider or profile.provider or DEFAULT_PROVIDER
         try:
             provider_impl = get_provider(provider_name)
         except ImportError as error:
             raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
         with self._guard:
-            session = self._claim_session(session_name, new_session=new_session)
+            session = self._claim_session(request.session_name, new_session=request.new_session)
             # A session tmux lost with its server is made again, as a restart does (the
             # terminals it had stay dead: their panes are gone, see tmux.py's binding).
-            tmux_session_new = new_session or not self.tmux.has_session(session)
-            if working_directory is None and not new_session:
-                # A terminal added to a session starts where the session's first one did.
-                siblings = self.registry.terminals(session)
-                working_directory = siblings[0].working_directory if siblings else None
-            directory = _working_directory(working_directory)
+            tmux_session_new = request.new_session or not self.tmux.has_session(session)
             terminal_id = self._new_terminal_id()
-            runtime_dir = self.state_dir / "terminals" / terminal_id
-            private_dir(runtime_dir.parent)
-            private_dir(runtime_dir)
-            ctx = TerminalContext(
-                terminal_id=terminal_id,
-                working_directory=directory,
-                profile=profile,
-                runtime_dir=runtime_dir,
-                env={**self.environment, **(env_vars or {})},
-            )
+            ctx = self._context(request, profile, session, terminal_id)
             # The list a CAO client sent wins over the profile's own, as in CAO.
-            allowed = tuple(allowed_tools) if allowed_tools else profile.allowed_tools
+            allowed = tuple(request.allowed_tools or ()) or profile.allowed_tools
             ctx = tool_policy.apply_to_context(ctx, allowed, provider_name)
-            try:
-                spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx, allowed)
-            except BadRequestError:
-                shutil.rmtree(runtime_dir, ignore_errors=True)  # an MCP command not found
-                raise
-            spec = tool_policy.apply_to_launch(spec, allowed, provider_name)
-            env = {
-                **self.environment,
-                **spec.env,
-                **(env_vars or {}),
-                TERMINAL_ID_VARIABLE: terminal_id,
-                "CAO_TERMINAL_ID": terminal_id,
-                **self._credentials(terminal_id),  # never the master token
-            }
-            if not spec.command_found(env.get("PATH", os.defpath)):
-                # A CLI that is not installed is the caller's mistake, not a dead terminal.
-                shutil.rmtree(runtime_dir, ignore_errors=True)
-                raise BadRequestError(
-                    f"provider {provider_name!r} needs {spec.argv[0]!r}, "
-                    "which is not on the PATH of baton serve"
-                )
+            launch = self._pane_launch(
+                ctx, request.env_vars, (provider_name, provider_impl), allowed
+            )
             window = create_window(
                 self.tmux,
                 session=session,
                 window_name=_window_name(profile.name, terminal_id),
                 new_session=tmux_session_new,
                 terminal_id=terminal_id,
-                launch=PaneLaunch(
-                    spec.argv, env, directory, runtime_dir, pane_preface(ctx.profile)
-                ),
+                launch=launch,
             )
-            record = TerminalRecord(
-                id=terminal_id,
-                name=_window_name(profile.name, terminal_id),
-                session_name=session,
-                provider=provider_name,
-                agent_profile=profile.name,
-                working_directory=str(directory),
-                window_id=window.window_id,
-                pane_id=window.pane_id,
-                runtime_dir=str(runtime_dir),
-                created_at=time.time(),
-                caller_id=caller_id,
-                last_active=time.time(),
-                group=tuple(group) if group else None,
-                metadata=dict(metadata) if metadata is not None else None,
-                allowed_tools=allowed,
-            )
-            if new_session:
+            record = _new_record(request, ctx, (provider_name, session, window), allowed)
+            if request.new_session:
                 self.registry.add_session(session)
             self.registry.add_terminal(record)
             self.runtime.remember(terminal_id, provider_impl, ctx)
             self.watcher.track_record(record, provider_impl, ctx, fresh=True)
         self._on_launch(record)
         self.settle(record)
-        if initial_message is not None:
-            self._deliver_initial(record, initial_message)
+        if request.initial_message is not None:
+            self._deliver_initial(record, request.initial_message)
         return record
+
+    def _context(
+        self, request: CreateRequest, profile: AgentProfile, session: str, terminal_id: str
+    ) -> TerminalContext:
+        """The new terminal's directory, private runtime directory and environment."""
+        working_directory = request.working_directory
+        if working_directory is None and not request.new_session:
+            # A terminal added to a session starts where the session's first one did.
+            siblings = self.registry.terminals(session)
+            working_directory = siblings[0].working_directory if siblings else None
+        directory = _working_directory(working_directory)  # a bad one: nothing made yet
+        runtime_dir = self.state_dir / "terminals" / terminal_id
+        private_dir(runtime_dir.parent)
+        private_dir(runtime_dir)
+        return TerminalContext(
+            terminal_id=terminal_id,
+            working_directory=directory,
+            profile=profile,
+            runtime_dir=runtime_dir,
+            env={**self.environment, **(request.env_vars or {})},
+        )
+
+    def _pane_launch(
+        self,
+        ctx: TerminalContext,
+        env_vars: Mapping[str, str] | None,
+        provider: tuple[str, Provider],
+        allowed: tuple[str, ...] | None,
+    ) -> PaneLaunch:
+        """The CLI's command line and environment (the server's, the provider's, then the
+        caller's `env_vars`); BadRequestError, the runtime directory removed, for an MCP
+        command or a CLI that is not installed."""
+        provider_name, provider_impl = provider
+        try:
+            spec = with_mcp_servers(provider_name, provider_impl.launch(ctx), ctx, allowed)
+        except BadRequestError:
+            shutil.rmtree(ctx.runtime_dir, ignore_errors=True)  # an MCP command not found
+            raise
+        spec = tool_policy.apply_to_launch(spec, allowed, provider_name)
+        env = {
+            **self.environment,
+            **spec.env,
+            **(env_vars or {}),
+            TERMINAL_ID_VARIABLE: ctx.terminal_id,
+            "CAO_TERMINAL_ID": ctx.terminal_id,
+            **self._credentials(ctx.terminal_id),  # never the master token
+        }
+        if not spec.command_found(env.get("PATH", os.defpath)):
+            # A CLI that is not installed is the caller's mistake, not a dead terminal.
+            shutil.rmtree(ctx.runtime_dir, ignore_errors=True)
+            raise BadRequestError(
+                f"provider {provider_name!r} needs {spec.argv[0]!r}, "
+                "which is not on the PATH of baton serve"
+            )
+        preface = pane_preface(ctx.profile)
+        return PaneLaunch(spec.argv, env, ctx.working_directory, ctx.runtime_dir, preface)
 
     def reopen(
         self,
@@ -316,3 +318,32 @@ def _working_directory(requested: str | None) -> Path:
     if not directory.is_dir():
         raise BadRequestError(f"working_directory is not a directory: {requested!r}")
     return directory.resolve()
+
+
+def _new_record(
+    request: CreateRequest,
+    ctx: TerminalContext,
+    started: tuple[str, str, WindowRef],
+    allowed: tuple[str, ...] | None,
+) -> TerminalRecord:
+    """What the registry keeps of a terminal just started: `started` is its provider's
+    name, its session and its window."""
+    provider_name, session, window = started
+    now = time.time()
+    return TerminalRecord(
+        id=ctx.terminal_id,
+        name=_window_name(ctx.profile.name, ctx.terminal_id),
+        session_name=session,
+        provider=provider_name,
+        agent_profile=ctx.profile.name,
+        working_directory=str(ctx.working_directory),
+        window_id=window.window_id,
+        pane_id=window.pane_id,
+        runtime_dir=str(ctx.runtime_dir),
+        created_at=now,
+        caller_id=request.caller_id,
+        last_active=now,
+        group=tuple(request.group) if request.group else None,
+        metadata=dict(request.metadata) if request.metadata is not None else None,
+        allowed_tools=allowed,
+    )
