@@ -4,8 +4,10 @@ pytest 9 builds a test's id from its own structured id, so pytest-xdist 3.8's `x
 (a suffix it writes into the old id attribute) groups nothing. This scheduler decides the
 groups from the test ids alone, on the controller:
 
-- a unit test is its own unit of work (any free worker takes it);
-- an integration or end-to-end file is one unit: its module-scoped fixtures start once;
+- a test is its own unit of work (any free worker takes it), so a file of long tests
+  (six whole loops, one per CLI) is spread over the workers, not run end to end on one;
+- an integration or end-to-end file with module- or class-scoped fixtures (or module
+  setup) is one unit: they start once;
 - the files that use one of this suite's session-scoped fixtures (found by reading the
   conftest files) are one unit: that fixture starts once in the run;
 - units are handed out in collection order (end to end first: the longest tests start
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from xdist.scheduler.loadscope import LoadScopeScheduling
 
-__all__ = ["SuiteScheduling", "session_fixture_names"]
+__all__ = ["SuiteScheduling", "session_fixture_names", "shares_module_state", "unit_of_work"]
 
 _TESTS = Path(__file__).resolve().parents[1]
 _ROOT = _TESTS.parent
@@ -49,9 +51,16 @@ def session_fixture_names() -> frozenset[str]:
     return frozenset(names)
 
 
+# What makes a file's tests share state that starts once per module or class.
+_MODULE_STATE = re.compile(
+    r"""scope\s*=\s*["'](?:module|class)["']|\bdef (?:setup|teardown)_module\b|\bsetUpClass\b"""
+)
+
+
 @cache
-def _group_of_file(path: str) -> str:
-    """A test file's unit of work: its shared fixture's group, else the file itself."""
+def _group_of_file(path: str) -> str | None:
+    """A test file's unit of work: its shared fixture's group, the file itself when its
+    tests share module state, else None (each test on its own)."""
     try:
         text = (_ROOT / path).read_text(encoding="utf-8")
     except OSError:
@@ -59,7 +68,12 @@ def _group_of_file(path: str) -> str:
     for name in sorted(_session_fixtures()):
         if re.search(rf"\b{re.escape(name)}\b", text):
             return f"fixture:{name}"
-    return path
+    return path if shares_module_state(text) else None
+
+
+def shares_module_state(source: str) -> bool:
+    """Whether a test file's tests share fixtures or setup made once per module or class."""
+    return _MODULE_STATE.search(source) is not None
 
 
 @cache
@@ -72,7 +86,7 @@ def unit_of_work(nodeid: str) -> str:
     path = nodeid.split("::", 1)[0]
     if not path.startswith(("tests/integration/", "tests/e2e/")):
         return nodeid
-    return _group_of_file(path)
+    return _group_of_file(path) or nodeid
 
 
 class SuiteScheduling(LoadScopeScheduling):

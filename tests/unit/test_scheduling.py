@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.scheduling import session_fixture_names, unit_of_work
+from tests.support.scheduling import session_fixture_names, shares_module_state, unit_of_work
 
 
 def test_the_session_fixtures_are_found_in_the_conftest_files() -> None:
@@ -15,13 +15,17 @@ def test_a_unit_test_is_a_unit_of_its_own() -> None:
     assert unit_of_work(nodeid) == nodeid
 
 
-def test_an_integration_or_e2e_file_is_one_unit() -> None:
-    assert unit_of_work("tests/e2e/test_full_loop.py::test_a[codex]") == (
-        "tests/e2e/test_full_loop.py"
-    )
-    assert unit_of_work("tests/integration/server/test_events.py::test_b") == (
-        "tests/integration/server/test_events.py"
-    )
+def test_a_test_of_a_file_without_shared_state_is_a_unit_of_its_own() -> None:
+    nodeid = "tests/e2e/test_agent_restart.py::test_a_stalled_stream[codex]"
+    assert unit_of_work(nodeid) == nodeid
+
+
+def test_module_state_is_told_from_per_test_fixtures() -> None:
+    assert shares_module_state('@pytest.fixture(scope="module")\ndef server(): ...\n')
+    assert shares_module_state("@pytest.fixture(scope='class')\ndef server(): ...\n")
+    assert shares_module_state("def setup_module():\n    ...\n")
+    assert not shares_module_state("@pytest.fixture\ndef server(): ...\n")
+    assert not shares_module_state('@pytest.fixture(scope="function")\ndef s(): ...\n')
 
 
 def test_the_files_sharing_a_session_fixture_are_one_unit() -> None:
