@@ -7,9 +7,10 @@ Every test under tests/integration is marked `integration` and every test under 
 `e2e`, by folder, so a new file cannot forget its mark. A plain `pytest` (no paths, no
 `-m`) runs the fast tier alone: the unit tests. Naming paths, choosing with `-m`, or
 `--all-tiers` (what `bash scripts/test.sh` passes) runs the rest. Under pytest-xdist,
-`--dist loadgroup` uses the suite's scheduler (tests/support/scheduling.py): a unit test
-goes to any free worker, an integration or end-to-end file stays on one worker, and the
-files sharing a session-scoped fixture stay together, so each fixture starts once.
+`--dist loadgroup` uses the suite's scheduler (tests/support/scheduling.py): a test goes
+to any free worker, except that a file whose tests share module or class state stays on
+one worker and the files sharing a session-scoped fixture stay together, so each such
+fixture starts once.
 """
 
 from __future__ import annotations
