@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.support.run_env import RUN_VARIABLES
-from tests.support.server import ServerProcess, kill_marked_processes
+from tests.support.server import ServerProcess, kill_marked_processes, running_baton_server
 from tests.support.waiting import wait_until
 
 from baton.demo.sample_batch import BatchSample, write_batch_sample
@@ -169,9 +169,18 @@ def test_a_batch_passes_two_features_and_fails_one_each_on_its_own_branch(
     assert "baton/median" in branches
 
 
+@pytest.fixture
+def paced_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server whose scripted agents keep each feature's own pace (its scenario's
+    `work_seconds`), not the suite's quick one for every agent."""
+    with running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": ""}) as server:
+        yield server
+
+
 def test_a_killed_batch_resumes_without_redoing_or_repeating_and_one_driver_only(
-    tmp_path: Path, baton_server: ServerProcess, marker: str
+    tmp_path: Path, paced_server: ServerProcess, marker: str
 ) -> None:
+    baton_server = paced_server
     # slugify answers slowly, so its loop is still running when it is cancelled below.
     sample = write_batch_sample(tmp_path, work_seconds={"slugify": 2.0})
     command = _run_command(sample, sample.backlog, baton_server.base_url, "--parallel", "2")

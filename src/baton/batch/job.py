@@ -26,10 +26,10 @@ from typing import Any, BinaryIO
 import httpx
 
 from baton.batch.launch import LoopLauncher, LoopProcess, SubprocessLauncher
+from baton.batch.leftover_loop import record_loop, wait_for_previous_driver
 from baton.batch.worktrees import ensure_worktree
 from baton.errors import BatonError, StateFileError
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
-from baton.orchestrator.driver_lock import current_driver
 from baton.orchestrator.state import FinalStatus, read_state_json
 from baton.tls import tls_verify_for
 
@@ -48,7 +48,6 @@ __all__ = [
 
 _PROGRESS_SECONDS = 1.0
 _STOP_GRACE_SECONDS = 60.0
-_DRIVER_WAIT_SECONDS = 30.0
 _PROMPT_NAME = "batch-prompt.md"
 _CONFIG_NAME = "batch-config.json"
 LOG_NAME = "batch-run.log"
@@ -199,7 +198,7 @@ def run_local(
         done = _already_finished(job)
         if done is not None:
             return done, False
-        _wait_for_previous_driver(job)
+        wait_for_previous_driver(job.state_file)  # a loop a killed batch left
         command, env = _command(job)
     except (BatonError, OSError) as error:
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
@@ -214,15 +213,6 @@ def _already_finished(job: FeatureJob) -> FeatureOutcome | None:
     if progress.final_status in (FinalStatus.PASS, FinalStatus.FAIL) and progress.exit_complete:
         return FeatureOutcome(progress.final_status, None, "already finished", progress)
     return None
-
-
-def _wait_for_previous_driver(job: FeatureJob) -> None:
-    """A loop left by a killed batch may still be saving its state: let it finish first."""
-    deadline = time.monotonic() + _DRIVER_WAIT_SECONDS
-    while (holder := current_driver(job.state_file)) is not None:
-        if time.monotonic() > deadline:
-            raise StateFileError(f"{job.state_file} is still driven by {holder.describe()}")
-        time.sleep(0.2)
 
 
 def _command(job: FeatureJob) -> tuple[list[str], dict[str, str]]:
@@ -281,6 +271,8 @@ def _drive(
     reported = started
     with job.log_file.open("ab") as log:
         process = launch(command, env, job.worktree, log)
+        with contextlib.suppress(OSError):
+            record_loop(job.state_file, process.pid)
         while True:
             try:
                 code = process.wait(timeout=poll_seconds)
