@@ -14,7 +14,7 @@ from baton.providers import mcp_relay
 from baton.providers.base import AgentProfile, LaunchSpec, TerminalContext
 from baton.providers.copilot_cli import CopilotCliProvider
 from baton.providers.gemini_cli import GeminiCliProvider
-from baton.providers.mcp_relay import ready_file
+from baton.providers.mcp_relay import READY_DIR, ready_file, relayed
 from baton.providers.opencode import OpenCodeProvider
 from baton.providers.opencode_config import CONTENT_VARIABLE
 from baton.providers.qwen_code import QwenCodeProvider
@@ -104,14 +104,18 @@ def test_copilot_cli_gets_an_additional_mcp_config_file(
     assert spec.argv[:2] == ["copilot", f"--additional-mcp-config=@{config}"]
     assert ("--allow-tool=cao-mcp-server" in spec.argv) is allow
     assert "--allow-all" in spec.argv
+    relay = relayed(
+        sys.executable, str(ctx.runtime_dir), "cao-mcp-server", ["cao-mcp-server", "--x"]
+    )
     assert json.loads(config.read_text())["mcpServers"]["cao-mcp-server"] == {
         "type": "local",
-        "command": "cao-mcp-server",
-        "args": ["--x"],
+        "command": relay[0],
+        "args": relay[1:],
         "env": {"A": "1"},
         "tools": ["*"],
         "timeout": 600_000,
     }
+    assert (ctx.runtime_dir / READY_DIR).is_dir()  # the marks of a new launch, none yet
     assert not any("btt." in part for part in spec.argv)
 
 

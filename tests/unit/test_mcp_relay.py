@@ -1,7 +1,8 @@
 """The MCP relay: bytes through unchanged, the ready file at the tools list's answer.
 
 Run for real (`python -I -S mcp_relay.py …`) in front of a small stdio server that answers
-JSON-RPC lines as an MCP server would; and Qwen Code's `starting`, which reads the files.
+JSON-RPC lines as an MCP server would; and the `starting` of Qwen Code and Copilot CLI,
+which reads the files.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from tests.support.waiting import wait_until
 
 from baton.providers import mcp_relay
-from baton.providers.base import AgentProfile, TerminalContext
+from baton.providers.base import AgentProfile, Provider, TerminalContext
+from baton.providers.copilot_cli import CopilotCliProvider
 from baton.providers.mcp_relay import ready_file, relayed
 from baton.providers.qwen_code import QwenCodeProvider
 
@@ -91,11 +94,15 @@ def test_a_server_that_cannot_start_is_one_line_and_127(tmp_path: Path) -> None:
     assert done.stderr.count("\n") == 1 and "cannot start the MCP server" in done.stderr
 
 
-def test_qwen_code_is_starting_until_every_server_listed_its_tools(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "provider", [QwenCodeProvider(), CopilotCliProvider()], ids=["qwen_code", "copilot"]
+)
+def test_the_cli_is_starting_until_every_server_listed_its_tools(
+    tmp_path: Path, provider: Provider
+) -> None:
     servers = {"cao-mcp-server": {"command": "a"}, "other; rm -rf /": {"command": "b"}}
     profile = AgentProfile("sup", "", "Coordinate.\n", mcp_servers=servers)
     ctx = TerminalContext("1a2b3c4d", tmp_path, profile, tmp_path, env={})
-    provider = QwenCodeProvider()
     (tmp_path / mcp_relay.READY_DIR).mkdir()
     assert provider.starting(ctx)
     Path(ready_file(str(tmp_path), "cao-mcp-server")).touch()

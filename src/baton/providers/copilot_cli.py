@@ -53,6 +53,7 @@ from baton.providers.copilot_screen import (
     parse_screen,
 )
 from baton.providers.hook_logs import HookLogs
+from baton.providers.mcp_relay import tools_listed
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import combine_signals
 from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn, native_turn
@@ -143,6 +144,12 @@ class CopilotCliProvider(Provider):
 
     def input_pending(self, screen: str) -> bool:
         return input_pending(screen)
+
+    def starting(self, ctx: TerminalContext) -> bool:
+        """Copilot CLI rests on screen while it still connects its MCP servers, and a
+        prompt typed then waits in its queue: starting until each server's relay has
+        passed on its tools list (`mcp_relay`)."""
+        return not tools_listed(str(ctx.runtime_dir), ctx.profile.mcp_servers or ())
 
     # -- status ----------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from typing import IO, Any
 
 EXIT_RELAY_FAILED = 127
@@ -40,6 +41,11 @@ def ready_file(runtime_dir: str, server: str) -> str:
     runtime directory (the name hashed: a server name is the profile author's text)."""
     digest = hashlib.sha256(server.encode("utf-8")).hexdigest()[:16]
     return os.path.join(runtime_dir, READY_DIR, digest)
+
+
+def tools_listed(runtime_dir: str, servers: Iterable[str]) -> bool:
+    """Whether the relay of every one of `servers` has passed on its tools list."""
+    return all(os.path.exists(ready_file(runtime_dir, name)) for name in servers)
 
 
 def clear_marks(runtime_dir: str) -> None:

@@ -14,7 +14,10 @@ Each CLI gets the servers where its provider already writes the terminal's setti
   Qwen Code takes a prompt before that, and its provider waits for the marks;
 - Copilot CLI: `--additional-mcp-config=@<file>` in the terminal's runtime directory,
   every tool of a server listed (`tools: ["*"]`) and the servers the agent's tool list
-  grants allowed (`--allow-tool=<server>`); its servers inherit its environment;
+  grants allowed (`--allow-tool=<server>`); its servers inherit its environment. Its
+  screen rests before its servers are connected, and a prompt typed then waits in its
+  queue until they are (on a loaded machine, longer than a new turn may take to start):
+  each server runs through `mcp_relay` too, and its provider waits for the marks;
 - OpenCode: `mcp` entries (`type: local`, the command as one array, `environment`) in
   the terminal's OPENCODE_CONFIG_CONTENT (`opencode_config`); its servers inherit its
   environment.
@@ -70,7 +73,9 @@ def offer(
         return spec
     if provider == "copilot":
         config = ctx.runtime_dir / COPILOT_CONFIG_FILE
-        write_private(config, json.dumps({"mcpServers": copilot_servers(servers)}, indent=2))
+        mcp_relay.clear_marks(str(ctx.runtime_dir))
+        entries = copilot_servers(servers, ctx.runtime_dir)
+        write_private(config, json.dumps({"mcpServers": entries}, indent=2))
         extra = [f"--additional-mcp-config=@{config}", *(f"--allow-tool={n}" for n in granted)]
         return replace(spec, argv=[spec.argv[0], *extra, *spec.argv[1:]])
     variable = opencode_config.CONTENT_VARIABLE
@@ -110,12 +115,14 @@ def qwen_servers(servers: Servers, runtime_dir: Path) -> dict[str, dict[str, Any
     return out
 
 
-def copilot_servers(servers: Servers) -> dict[str, dict[str, Any]]:
-    """Copilot CLI's `--additional-mcp-config` entries, every tool of each listed."""
+def copilot_servers(servers: Servers, runtime_dir: Path) -> dict[str, dict[str, Any]]:
+    """Copilot CLI's `--additional-mcp-config` entries, every tool of each listed, each
+    server through the relay that marks its tools listed in `runtime_dir`."""
     out = {}
     for name, spec in servers.items():
-        entry: dict[str, Any] = {"type": "local", "command": str(spec["command"])}
-        entry["args"] = _args(spec)
+        command = [str(spec["command"]), *_args(spec)]
+        relay, *relay_args = mcp_relay.relayed(sys.executable, str(runtime_dir), name, command)
+        entry: dict[str, Any] = {"type": "local", "command": relay, "args": relay_args}
         entry.update(_env(spec))
         entry["tools"] = ["*"]
         entry["timeout"] = _timeout_ms(spec)
