@@ -32,7 +32,9 @@ _SERVER = textwrap.dedent(
         request = json.loads(line)
         if "id" not in request:
             continue
-        result = {"tools": [{"name": "handoff"}]} if request["method"] == "tools/list" else {}
+        result = {"capabilities": {"tools": {}}}  # what `initialize` answers
+        if request["method"] == "tools/list":
+            result = {"tools": [{"name": "handoff"}]}
         print(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}), flush=True)
     sys.exit(3)
     """
@@ -62,7 +64,7 @@ def test_the_ready_file_appears_once_the_tools_list_is_answered(tmp_path: Path) 
     try:
         assert relay.stdout.readline() == "not json\n"
         relay.stdin.write(_line(id=1, method="initialize", params={}))
-        assert json.loads(relay.stdout.readline()) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        assert json.loads(relay.stdout.readline())["id"] == 1
         relay.stdin.write(_line(method="notifications/initialized"))
         assert not ready.exists()  # initialized, but no tools listed yet
         relay.stdin.write(_line(id="t", method="tools/list"))
@@ -77,27 +79,54 @@ def test_the_ready_file_appears_once_the_tools_list_is_answered(tmp_path: Path) 
         relay.wait()
 
 
-def test_an_error_answer_to_the_tools_list_marks_nothing(tmp_path: Path) -> None:
-    listed = mcp_relay._ToolsListed(str(tmp_path / "ready"))
-    listed.client_line(_line(id=7, method="tools/list").encode())
-    listed.server_line(_line(id=7, error={"code": -1, "message": "no"}).encode())
-    listed.server_line(_line(id=8, result={"tools": []}).encode())  # not the one asked
+def test_only_the_answer_to_the_tools_list_asked_marks_it(tmp_path: Path) -> None:
+    settled = mcp_relay._Settled(str(tmp_path / "ready"))
+    settled.client_line(_line(id=7, method="tools/list").encode())
+    settled.server_line(_line(id=8, result={"tools": []}).encode())  # not the one asked
     assert not (tmp_path / "ready").exists()
-    listed.server_line(_line(id=7, result={"tools": []}).encode())
+    settled.server_line(_line(id=7, error={"code": -1, "message": "no"}).encode())
+    assert (tmp_path / "ready").exists()  # no tools will come: the CLI goes on
+
+
+def test_a_server_that_offers_no_tools_is_settled_at_its_initialize_answer(
+    tmp_path: Path,
+) -> None:
+    settled = mcp_relay._Settled(str(tmp_path / "ready"))
+    settled.client_line(_line(id=1, method="initialize", params={}).encode())
+    settled.server_line(_line(id=1, result={"capabilities": {"tools": {}}}).encode())
+    assert not (tmp_path / "ready").exists()  # tools to list: wait for them
+    settled = mcp_relay._Settled(str(tmp_path / "ready"))
+    settled.client_line(_line(id=1, method="initialize", params={}).encode())
+    settled.server_line(_line(id=1, result={"capabilities": {"prompts": {}}}).encode())
     assert (tmp_path / "ready").exists()
 
 
+def test_a_server_that_ends_before_listing_is_settled(tmp_path: Path) -> None:
+    relay, ready = _start(tmp_path)
+    assert relay.stdin is not None and relay.stdout is not None
+    try:
+        assert relay.stdout.readline() == "not json\n"
+        relay.stdin.close()  # the server ends at the end of its input
+        assert relay.wait(timeout=10) == 3
+        assert ready.exists()
+    finally:
+        relay.kill()
+        relay.wait()
+
+
 def test_a_server_that_cannot_start_is_one_line_and_127(tmp_path: Path) -> None:
+    (tmp_path / mcp_relay.READY_DIR).mkdir()
     command = relayed(sys.executable, str(tmp_path), "x", [str(tmp_path / "missing")])
     done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == mcp_relay.EXIT_RELAY_FAILED
     assert done.stderr.count("\n") == 1 and "cannot start the MCP server" in done.stderr
+    assert Path(ready_file(str(tmp_path), "x")).exists()  # nothing to wait for
 
 
 @pytest.mark.parametrize(
     "provider", [QwenCodeProvider(), CopilotCliProvider()], ids=["qwen_code", "copilot"]
 )
-def test_the_cli_is_starting_until_every_server_listed_its_tools(
+def test_the_cli_is_starting_until_it_is_done_with_every_server(
     tmp_path: Path, provider: Provider
 ) -> None:
     servers = {"cao-mcp-server": {"command": "a"}, "other; rm -rf /": {"command": "b"}}
@@ -112,3 +141,7 @@ def test_the_cli_is_starting_until_every_server_listed_its_tools(
     plain_profile = AgentProfile("dev", "", "Code.\n")
     plain = TerminalContext("1a2b3c4d", tmp_path, plain_profile, tmp_path, env={})
     assert not provider.starting(plain)
+    # Servers not started through relays (no mark directory): nothing to wait for.
+    elsewhere = tmp_path / "other-runtime"
+    elsewhere.mkdir()
+    assert not provider.starting(TerminalContext("5e6f7a8b", tmp_path, profile, elsewhere, env={}))

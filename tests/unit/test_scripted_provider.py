@@ -108,6 +108,8 @@ def test_last_message_before_any_answer_is_empty(provider: ScriptedProvider) -> 
 def test_startup_keys_answer_the_trust_dialog_only(provider: ScriptedProvider) -> None:
     assert provider.startup_keys(HEADER + "Do you trust the files in this folder? [y/n]") == ("y",)
     assert provider.startup_keys(HEADER + "›") == ()
+    # Answered, the prompt not drawn yet: a second `y` would land in the prompt.
+    assert provider.startup_keys(HEADER + "Do you trust the files in this folder? [y/n] yes") == ()
 
 
 def test_launch_passes_the_profile_as_instructions(tmp_path: Path) -> None:

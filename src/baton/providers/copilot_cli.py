@@ -53,7 +53,7 @@ from baton.providers.copilot_screen import (
     parse_screen,
 )
 from baton.providers.hook_logs import HookLogs
-from baton.providers.mcp_relay import tools_listed
+from baton.providers.mcp_relay import servers_settled
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import combine_signals
 from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn, native_turn
@@ -149,7 +149,7 @@ class CopilotCliProvider(Provider):
         """Copilot CLI rests on screen while it still connects its MCP servers, and a
         prompt typed then waits in its queue: starting until each server's relay has
         passed on its tools list (`mcp_relay`)."""
-        return not tools_listed(str(ctx.runtime_dir), ctx.profile.mcp_servers or ())
+        return not servers_settled(str(ctx.runtime_dir), ctx.profile.mcp_servers or ())
 
     # -- status ----------------------------------------------------------------------------
 

@@ -1,14 +1,18 @@
-"""An MCP server's stdio, relayed unchanged, with a file that says its tools were listed.
+"""An MCP server's stdio, relayed unchanged, with a file that says the CLI is done with
+connecting to it.
 
     python -I -S mcp_relay.py <ready file> -- <server command> [<argument> …]
 
 Qwen Code takes a prompt before it has discovered its MCP servers, and nothing on its
 screen says when it has: a prompt typed at once may reach the model without the servers'
-tools. Baton therefore starts each of a Qwen Code terminal's servers through this relay.
-It runs the server with the relay's own environment and stderr, copies every byte between
-the CLI and the server both ways, and creates `<ready file>` once the server's answer to
-the CLI's first `tools/list` request has been passed on: the provider's `starting`
-reads the files, so a new terminal is handed out only once its servers' tools are known.
+tools. Copilot CLI rests on screen before its servers are connected and queues a prompt
+typed meanwhile. Baton therefore starts each server of those CLIs' terminals through this
+relay. It runs the server with the relay's own environment and stderr, copies every byte
+between the CLI and the server both ways, and creates `<ready file>` once the server's
+answer to the CLI's first `tools/list` request has been passed on (tools or an error),
+or its `initialize` answer offers no tools, or the server ended or could not start: the
+provider's `starting` reads the files, so a new terminal is handed out once its servers'
+tools are known, and never waits on a server that will not give any.
 
 MCP's stdio transport is one JSON-RPC message per line; a line that is not JSON, or
 not a request, is relayed all the same. The relay ends with the server's exit status,
@@ -34,6 +38,8 @@ from typing import IO, Any
 EXIT_RELAY_FAILED = 127
 READY_DIR = "mcp-ready"
 _TOOLS_LIST = "tools/list"
+_INITIALIZE = "initialize"
+_WATCHED = frozenset({_TOOLS_LIST, _INITIALIZE})
 
 
 def ready_file(runtime_dir: str, server: str) -> str:
@@ -43,8 +49,11 @@ def ready_file(runtime_dir: str, server: str) -> str:
     return os.path.join(runtime_dir, READY_DIR, digest)
 
 
-def tools_listed(runtime_dir: str, servers: Iterable[str]) -> bool:
-    """Whether the relay of every one of `servers` has passed on its tools list."""
+def servers_settled(runtime_dir: str, servers: Iterable[str]) -> bool:
+    """Whether the CLI is done connecting to each of `servers` (each relay's mark is
+    there); True too when they were not offered through relays (no mark directory)."""
+    if not os.path.isdir(os.path.join(runtime_dir, READY_DIR)):
+        return True
     return all(os.path.exists(ready_file(runtime_dir, name)) for name in servers)
 
 
@@ -69,20 +78,22 @@ def relayed(python: str, runtime_dir: str, server: str, command: list[str]) -> l
     ]
 
 
-class _ToolsListed:
-    """Follows the CLI's `tools/list` request ids; marks the ready file at the answer."""
+class _Settled:
+    """Marks the ready file once the CLI is done connecting to the server: the answer to
+    its first `tools/list` (tools or an error), an `initialize` answer that offers no
+    tools (nothing will be listed), or the server's end (see `main`)."""
 
     def __init__(self, ready_file: str) -> None:
         self.ready_file = ready_file
-        self._asked: set[Any] = set()
+        self._asked: dict[str, str] = {}  # request id → method, for the two that matter
         self._lock = threading.Lock()
         self.done = False
 
     def client_line(self, line: bytes) -> None:
         message = _message(line)
-        if message is not None and message.get("method") == _TOOLS_LIST and "id" in message:
+        if message is not None and message.get("method") in _WATCHED and "id" in message:
             with self._lock:
-                self._asked.add(_key(message["id"]))
+                self._asked[_key(message["id"])] = str(message["method"])
 
     def server_line(self, line: bytes) -> None:
         if self.done:
@@ -91,11 +102,21 @@ class _ToolsListed:
         if message is None or "id" not in message or "method" in message:
             return
         with self._lock:
-            answered = _key(message["id"]) in self._asked
-        if answered and "result" in message:
-            self.done = True
-            with contextlib.suppress(OSError), open(self.ready_file, "x", encoding="utf-8"):
-                pass
+            method = self._asked.get(_key(message["id"]))
+        if method == _TOOLS_LIST or (method == _INITIALIZE and not _offers_tools(message)):
+            self.mark()
+
+    def mark(self) -> None:
+        self.done = True
+        with contextlib.suppress(OSError), open(self.ready_file, "x", encoding="utf-8"):
+            pass
+
+
+def _offers_tools(answer: dict[str, Any]) -> bool:
+    """Whether an `initialize` answer declares the tools capability (an error: no)."""
+    result = answer.get("result")
+    capabilities = result.get("capabilities") if isinstance(result, dict) else None
+    return isinstance(capabilities, dict) and "tools" in capabilities
 
 
 def _message(line: bytes) -> dict[str, Any] | None:
@@ -131,10 +152,12 @@ def main(argv: list[str]) -> int:
         print("mcp_relay: usage: <ready file> -- <command> [<argument> …]", file=sys.stderr)
         return EXIT_RELAY_FAILED
     ready_file, command = argv[0], argv[2:]
+    settled = _Settled(ready_file)
     try:
         server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except OSError as error:
         print(f"baton: cannot start the MCP server {command[0]!r}: {error}", file=sys.stderr)
+        settled.mark()  # nothing to wait for: the CLI goes on without it
         return EXIT_RELAY_FAILED
     assert server.stdin is not None and server.stdout is not None
 
@@ -144,13 +167,14 @@ def main(argv: list[str]) -> int:
 
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, stop)
-    listed = _ToolsListed(ready_file)
     to_server = threading.Thread(
-        target=_pump, args=(sys.stdin.buffer, server.stdin, listed.client_line), daemon=True
+        target=_pump, args=(sys.stdin.buffer, server.stdin, settled.client_line), daemon=True
     )
     to_server.start()
-    _pump(server.stdout, sys.stdout.buffer, listed.server_line)
-    return server.wait()
+    _pump(server.stdout, sys.stdout.buffer, settled.server_line)
+    code = server.wait()
+    settled.mark()  # ended: the CLI goes on without it
+    return code
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import time
 from baton.private import private_dir
 from baton.providers.base import LaunchSpec, Provider, TerminalContext, TurnRecord
 from baton.providers.hook_logs import HookLogs
-from baton.providers.mcp_relay import tools_listed
+from baton.providers.mcp_relay import servers_settled
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
 from baton.providers.qwen_home import build_home
@@ -132,7 +132,7 @@ class QwenCodeProvider(Provider):
         """Qwen Code takes a prompt before it has discovered its MCP servers, and its
         screen never says when it has: starting until each server's relay has passed on
         its tools list (`mcp_relay`)."""
-        return not tools_listed(str(ctx.runtime_dir), ctx.profile.mcp_servers or ())
+        return not servers_settled(str(ctx.runtime_dir), ctx.profile.mcp_servers or ())
 
     # -- status ----------------------------------------------------------------------------
 

@@ -82,7 +82,7 @@ class ScriptedProvider(Provider):
 
     def startup_keys(self, screen: str) -> tuple[str, ...]:
         lines = last_lines(screen, 1)
-        if lines and lines[-1].startswith(ui.TRUST_QUESTION):
+        if lines and lines[-1].rstrip() == ui.TRUST_QUESTION:  # not yet answered
             return ("y",)
         return ()
 
