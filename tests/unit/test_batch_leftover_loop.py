@@ -6,14 +6,22 @@ server.
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from baton.batch.leftover_loop import LeftoverWait, record_loop, wait_for_previous_driver
+from baton.batch.leftover_loop import (
+    LOOP_MARK_NAME,
+    LeftoverWait,
+    record_loop,
+    wait_for_previous_driver,
+)
 from baton.errors import StateFileError
 from baton.orchestrator.driver_lock import current_driver
 
@@ -73,3 +81,18 @@ def test_someone_elses_run_is_only_waited_for(
     with pytest.raises(StateFileError, match=f"still driven by pid {pid}"):
         wait_for_previous_driver(state_file, patient)
     assert holders[0].poll() is None  # never signalled
+
+
+def test_a_recorded_pid_now_held_by_a_later_process_is_not_signalled(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    state_file = tmp_path / ".tmp" / "state.json"
+    state_file.parent.mkdir()
+    pid = _hold(state_file, holders, "polite")
+    # The batch's loop had this pid an hour ago; the process holding it now started later.
+    mark = {"pid": pid, "host": socket.gethostname(), "at": time.time() - 3600}
+    (state_file.parent / LOOP_MARK_NAME).write_text(json.dumps(mark), encoding="utf-8")
+    patient = LeftoverWait(terminate_after=0.0, kill_after=0.0, give_up_after=1.0, poll=0.05)
+    with pytest.raises(StateFileError):
+        wait_for_previous_driver(state_file, patient)
+    assert holders[0].poll() is None

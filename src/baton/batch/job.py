@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 import httpx
 
 from baton.batch.launch import LoopLauncher, LoopProcess, SubprocessLauncher
-from baton.batch.leftover_loop import record_loop, wait_for_previous_driver
+from baton.batch.leftover_loop import forget_loop, record_loop, wait_for_previous_driver
 from baton.batch.worktrees import ensure_worktree
 from baton.errors import BatonError, StateFileError
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
@@ -289,6 +289,7 @@ def _drive(
                 stopped = True
                 process.send_signal(signal.SIGTERM)  # it saves its state, cleans up, exits
                 _wait_or_kill(process)
+    forget_loop(job.state_file)
     outcome = _outcome(job, code if not stopped else process.returncode, stopped)
     return dataclasses.replace(outcome, loop_seconds=time.monotonic() - started)
 

@@ -191,6 +191,7 @@ def snapshot(worktree: Path, message: str) -> str:
                 ":(exclude,glob).tmp/**/.*.tmp",
                 ":(exclude,glob).tmp/**/*.ack",
                 ":(exclude,glob).tmp/**/*.want",
+                ":(exclude,glob).tmp/**/batch-loop.json",  # this host's process, not the work
                 env=env,
             )
         tree = git(worktree, "write-tree", env=env)
