@@ -149,7 +149,7 @@ def assert_hostile_evidence_stayed_text(result: LoopResult) -> None:
     assert NEUTRALISED in round_two[0]
     assert "\x1b" not in round_two[0] and "\x15" not in round_two[0]
     assert " died (" not in result.stderr
-    assert "409" not in result.stderr
+    assert "HTTP 409" not in result.stderr  # input refused (a bare 409 may be a port)
     state = json.loads((root / STATE_FILE).read_text("utf-8"))
     assert not state.get("restarts"), state.get("restarts")
 
