@@ -28,7 +28,8 @@ _REFUSALS = {
     "claude_code": re.compile(r"No such tool available: Bash"),
     "gemini_cli": re.compile(r'Tool \\"run_shell_command\\" not found'),
     "qwen_code": re.compile(r"run_shell_command.*declined.*deny rule"),
-    "copilot": re.compile(r"Permission to run this tool was denied.*`shell`"),
+    # Copilot CLI is never offered the shell (`--excluded-tools`), and would refuse it.
+    "copilot": re.compile(r"Tool 'bash' does not exist\. Available tools"),
     "opencode": re.compile(r"unavailable tool 'bash'"),
 }
 

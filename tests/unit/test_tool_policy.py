@@ -102,9 +102,12 @@ def test_qwen_code_is_started_excluding_what_the_list_does_not_grant() -> None:
 
 
 def test_copilot_is_denied_the_shell_and_writing_and_loses_unlisted_tools() -> None:
+    """Denied (refused even under `--allow-all`) and taken from the model's tool list."""
     spec = LaunchSpec(["copilot", "--allow-all", "--session-id=x"])
     argv = tool_policy.apply_to_launch(spec, ("fs_read", "fs_list"), "copilot").argv
     assert {"--deny-tool=shell", "--deny-tool=write", "--deny-tool=url"} <= set(argv)
+    hidden = {"bash", "read_bash", "stop_bash", "list_bash", "task", "create", "edit"}
+    assert {f"--excluded-tools={tool}" for tool in hidden} <= set(argv)
     assert "--excluded-tools=view" not in argv and "--excluded-tools=glob" not in argv
     assert argv[0] == "copilot" and argv[-2:] == spec.argv[1:]
     writer = tool_policy.apply_to_launch(spec, ("fs_write",), "copilot").argv

@@ -9,8 +9,9 @@ grant, in the CLI's own switch:
 - Claude Code: `--disallowedTools <tool>` (CAO's mapping);
 - Gemini CLI: `tools.exclude` in the terminal's own settings (`gemini_home`);
 - Qwen Code: `--exclude-tools=<tool>` (its deny rules, which win over YOLO mode);
-- Copilot CLI: `--deny-tool=<kind>` (refused even under `--allow-all`) and
-  `--excluded-tools=<tool>` for the tools no permission kind covers (reading, listing);
+- Copilot CLI: `--excluded-tools=<tool>` (the model is never offered it) and
+  `--deny-tool=<kind>` for the kinds a permission covers (refused even under
+  `--allow-all`);
 - OpenCode: `"deny"` for each permission in the terminal's OPENCODE_CONFIG_CONTENT
   (`--auto` approves only what is not denied).
 
@@ -80,11 +81,18 @@ QWEN_TOOLS: Table = {
 }
 # Copilot CLI 1.0's options: permission kinds denied, tools taken from the model.
 COPILOT_TOOLS: Table = {
-    "execute_bash": ("--deny-tool=shell", "--excluded-tools=task"),
+    "execute_bash": (
+        "--deny-tool=shell",
+        "--excluded-tools=bash",
+        "--excluded-tools=read_bash",
+        "--excluded-tools=stop_bash",
+        "--excluded-tools=list_bash",
+        "--excluded-tools=task",
+    ),
     "fs_read": ("--excluded-tools=view",),
-    "fs_write": ("--deny-tool=write",),
-    "fs_list": ("--excluded-tools=glob", "--excluded-tools=grep", "--excluded-tools=rg"),
-    "web_fetch": ("--deny-tool=url", "--excluded-tools=web_fetch", "--excluded-tools=web_search"),
+    "fs_write": ("--deny-tool=write", "--excluded-tools=create", "--excluded-tools=edit"),
+    "fs_list": ("--excluded-tools=glob", "--excluded-tools=grep"),
+    "web_fetch": ("--deny-tool=url", "--excluded-tools=web_fetch"),
 }
 # OpenCode 1.18's permission names (`edit` covers every tool that changes a file).
 OPENCODE_PERMISSIONS: Table = {
