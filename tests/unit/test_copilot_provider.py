@@ -14,6 +14,8 @@ import json
 import re
 import shlex
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -318,12 +320,13 @@ def _append(path: Path, event: dict[str, Any]) -> None:
 
 
 def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
-    ctx, log, _ = _records(tmp_path)
+    ctx, log, session_file = _records(tmp_path)
     provider = CopilotCliProvider()
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=True)
     resting = _text("turn1--completed.txt")
     assert provider.status(resting, ctx) is TerminalStatus.PROCESSING
     _append(log, {"hook_event_name": "Stop", "session_id": SESSION})
+    _append(session_file, _event("hook.start", {"hookType": "agentStop"}, "07.100"))
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)
     assert provider.status(resting, ctx) is TerminalStatus.COMPLETED
     # The main agent's last reply after the latest prompt, a subagent's aside.
@@ -332,6 +335,31 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     assert provider.usage(ctx) == Usage(
         input_tokens=3700, cached_input_tokens=2400, output_tokens=60, model="qwen3-coder-plus"
     )
+
+
+def test_an_answer_read_right_after_stop_waits_for_the_session_file(tmp_path: Path) -> None:
+    """The `Stop` hook runs before Copilot CLI writes the turn's last events: an answer
+    read at once is the session file's, once it has them, not the half-revealed screen."""
+    ctx, log, session_file = _records(tmp_path)
+    lines = session_file.read_text().splitlines(keepends=True)
+    session_file.write_text("".join(lines[:-1]))  # the final answer not written yet
+    _append(log, {"hook_event_name": "Stop", "session_id": SESSION})
+    provider = CopilotCliProvider()
+    half_shown = _text("turn1--completed.txt")
+
+    def catch_up() -> None:
+        time.sleep(0.3)
+        with session_file.open("a", encoding="utf-8") as handle:
+            handle.write(lines[-1])
+            handle.write(json.dumps(_event("hook.start", {"hookType": "agentStop"}, "07.1")))
+            handle.write("\n")
+
+    writer = threading.Thread(target=catch_up)
+    writer.start()
+    try:
+        assert provider.last_message(half_shown, ctx) == "The second answer."
+    finally:
+        writer.join()
 
 
 def test_the_answer_still_revealed_after_stop_reads_completed(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import time
 import uuid
 from pathlib import Path
 
@@ -66,6 +67,8 @@ HOOK_LOG_FILE = "copilot-hooks.jsonl"
 # The session id the CLI was launched with (`--session-id`), kept for `--resume`.
 SESSION_ID_FILE = "copilot-session-id"
 # A long paste folded in the input box: `[Paste #1 - 151 lines]`.
+# How long an answer read waits for the session file to catch up with the `Stop` hook.
+_RECORDS_WAIT_SECONDS = 2.0
 _PASTE_FOLD = re.compile(r"\[Paste #\d+ - \d+ lines?\]")
 _SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TRUST_DIALOG = "Confirm folder trust"
@@ -237,7 +240,13 @@ class CopilotCliProvider(Provider):
             return extract_last_message(history)
         session = self._session_id(ctx)
         if session is not None and self._hooks.of(ctx).last_close() is not None:
-            native = self._session_file(ctx, session).last_answer()
+            records = self._session_file(ctx, session)
+            # The `Stop` hook runs before the session file has the turn's end written:
+            # give the file that moment rather than answer with a half-revealed screen.
+            deadline = time.monotonic() + _RECORDS_WAIT_SECONDS
+            while not records.turn_stopped() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            native = records.last_answer()
             if native:
                 return native
         return extract_last_message(history)

@@ -7,9 +7,11 @@ Copilot CLI 1.0 records each session as JSON lines in
 `toolRequests`), `session.usage_record` for each model call (`usage`: `model`,
 `inputTokens` — the whole prompt, its cached part included — `cacheReadTokens`,
 `outputTokens`), `session.error` when a turn failed (after the CLI's own retries),
-`abort` when the user interrupted it. A prompt cancelled before any reply is taken back
-(rewound): the file is rewritten without it, so a reader that finds it shorter or
-replaced starts again from its first line.
+`abort` when the user interrupted it, and `hook.start` for each hook it runs (`agentStop`
+when the turn ends). The file is written a moment after the hooks run, so a reader that
+a hook sent waits until the file has the turn's end too. A prompt cancelled before any
+reply is taken back (rewound): the file is rewritten without it, so a reader that finds
+it shorter or replaced starts again from its first line.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class SessionFile:
     _offset: int = 0
     _answer: str | None = None
     _end: tuple[str, float] | None = None
+    _stopped: bool = False
     _input: int = 0
     _cached: int = 0
     _output: int = 0
@@ -91,13 +94,16 @@ class SessionFile:
         elif event.get("agentId"):
             return  # a subagent's own conversation
         elif kind == "user.message":
-            self._answer, self._end = None, None
+            self._answer, self._end, self._stopped = None, None, False
+        elif kind == "hook.start" and data.get("hookType") == "agentStop":
+            self._stopped = True
         elif kind == "assistant.message":
             content = data.get("content")
             if isinstance(content, str) and content.strip():
                 self._answer = content.strip()
         elif kind in _TURN_ENDS:
             self._end = (_TURN_ENDS[kind], parse_time(event.get("timestamp")) or 0.0)
+            self._stopped = True
 
     def _count(self, usage: Any) -> None:
         if not isinstance(usage, dict):
@@ -113,6 +119,12 @@ class SessionFile:
         """The main agent's last non-empty reply after the latest prompt, if any."""
         self.refresh()
         return self._answer
+
+    def turn_stopped(self) -> bool:
+        """Whether the file records the `Stop` hook after the latest prompt (so its
+        answer for that prompt is complete)."""
+        self.refresh()
+        return self._stopped
 
     def turn_end(self, since: float) -> str | None:
         """`error` or `abort` when the latest prompt's turn ended so at or after `since`

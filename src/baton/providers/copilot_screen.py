@@ -15,7 +15,9 @@ a marker is indented 3, so an answer can never draw a marker of its own:
      ! Model "…" is not in the built-in catalog…           a warning
 
 `●` also starts notes that are neither answers nor ends: `● Tip: …`, `● Request failed
-due to a transient API error. Retrying...`. A scrollbar may be drawn in the last column
+due to a transient API error. Retrying...`, and the tool notices a CLI started with
+`--excluded-tools` prints under the first prompt before it answers (`● Disabled tools:
+…`, `● Unknown tool name in the tool excludedlist: …`). A scrollbar may be drawn in the last column
 (`┃`); it is cut from every line. A dialog (folder trust, a question the agent asks,
 a permission) replaces the input box.
 """
@@ -47,7 +49,10 @@ _PROMPT = "❯"
 _ANSWER = "●"
 _ERROR = "✗"
 _CANCELLED = re.compile(r"^ ● Operation cancelled by user")
-_NOTE = re.compile(r"^ ● (?:Tip: |Request failed due to a transient API error)")
+_NOTE = re.compile(
+    r"^ ● (?:Tip: |Request failed due to a transient API error|Disabled tools: "
+    r"|Unknown tool name in the tool )"
+)
 _DIALOG_TEXT = (
     "Confirm folder trust",
     "Do you trust the files in this folder?",
