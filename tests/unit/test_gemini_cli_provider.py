@@ -259,6 +259,24 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     )
 
 
+def test_an_answer_drawn_without_its_marker_ends_the_finished_turn(tmp_path: Path) -> None:
+    """Gemini CLI draws an answer that opens with a code block without `✦`: the screen
+    alone reads as between two steps, the finished hooks and the answer's last line
+    under the prompt end the turn. A finish whose answer is not on the screen (a new
+    prompt just typed, its turn not yet started) stays processing."""
+    ctx, log = _session(tmp_path)
+    screen = (FIXTURES / "codeanswer--processing.txt").read_text("utf-8")
+    provider = GeminiCliProvider()
+    assert provider.status(screen, ctx) is TerminalStatus.PROCESSING
+    response = "```python\ndef greet(value):\n    return value\n```"
+    with log.open("a") as handle:
+        handle.write(json.dumps({"hook_event_name": "AfterAgent", "prompt_response": response}))
+        handle.write("\n")
+    assert provider.status(screen, ctx) is TerminalStatus.COMPLETED
+    stale = screen.replace("    return value", "    return None")
+    assert provider.status(stale, ctx) is TerminalStatus.PROCESSING
+
+
 def test_an_error_on_screen_wins_over_the_finished_turn(tmp_path: Path) -> None:
     ctx, log = _session(tmp_path)
     with log.open("a") as handle:

@@ -50,6 +50,7 @@ from baton.providers.gemini_hooks import (
 )
 from baton.providers.gemini_screen import (
     WORKING_INDICATOR,
+    GeminiScreen,
     detect_status,
     extract_last_message,
     input_pending,
@@ -171,7 +172,8 @@ class GeminiCliProvider(Provider):
         return combine_signals(
             seen,
             native,
-            screen_shows_end=marker in ("✦ ", "✕ "),
+            screen_shows_end=marker in ("✦ ", "✕ ")
+            or (native is NativeTurn.FINISHED and _unmarked_answer_shown(parsed, log)),
             finish_is_current=True,
         )
 
@@ -227,3 +229,19 @@ class GeminiCliProvider(Provider):
             if native or time.monotonic() >= deadline:
                 return native or from_screen
             time.sleep(0.05)
+
+
+def _unmarked_answer_shown(parsed: GeminiScreen, log: GeminiHookLog) -> bool:
+    """The finished turn's answer is on a screen at rest though no `✦` opens it: Gemini
+    CLI draws an answer that opens with a code block, or the rest of a long streamed
+    one, without the marker. Its last line of text under the latest prompt says the
+    finish is this prompt's, not the previous one's with a new prompt just typed."""
+    response = log.last_response()
+    if parsed.busy or not parsed.has_input or not response:
+        return False
+    lines = [" ".join(line.split()) for line in response.splitlines()]
+    text = [line for line in lines if line and not line.startswith("```")]
+    if not text:
+        return False
+    shown = [" ".join(line.split()) for line in parsed.turn()[1:]]
+    return any(text[-1] in line for line in shown)

@@ -49,6 +49,7 @@ class GeminiHookLog:
     _open: bool = False
     _opened_at: float | None = None
     _closes: int = 0
+    _response: str | None = None
     _session: str | None = None
     _transcript: str | None = None
 
@@ -68,6 +69,8 @@ class GeminiHookLog:
         elif name == "AfterAgent":
             self._open = False
             self._closes += 1
+            response = event.get("prompt_response")
+            self._response = response if isinstance(response, str) else None
         # Each from the latest event that carries it.
         session = event.get("session_id")
         if isinstance(session, str) and _SESSION_ID.fullmatch(session):
@@ -96,6 +99,11 @@ class GeminiHookLog:
         """When the CLI fired the open turn's `BeforeAgent` (its own clock), if open."""
         self.refresh()
         return self._opened_at if self._open else None
+
+    def last_response(self) -> str | None:
+        """The finished turn's answer as `AfterAgent` gave it; None while a turn runs."""
+        self.refresh()
+        return None if self._open else self._response
 
     def session_id(self) -> str | None:
         self.refresh()
