@@ -34,6 +34,7 @@ from starlette.types import Receive, Scope, Send
 from tests.e2e.clis import AGENT_BIN_DIR
 from tests.e2e.model.brain import Brain, Misbehaviour, Step
 from tests.e2e.model.serving import StalledStream, running_app
+from tests.e2e.model.step import offered_name
 
 __all__ = [
     "API_KEY",
@@ -148,17 +149,29 @@ def _tool_result_text(block: Mapping[str, Any]) -> str:
 
 
 def latest_prompt(messages: list[dict[str, Any]]) -> tuple[str, int, str]:
-    """The latest typed prompt, the tool results after it, and the last result's text."""
+    """The latest typed prompt, the tool results after it, and the last result's text
+    (the results of Claude Code's `ToolSearch`, which only loads tools, not counted)."""
+    searches = {
+        block.get("id")
+        for message in messages
+        if message.get("role") == "assistant"
+        for block in _blocks(message.get("content"))
+        if block.get("type") == "tool_use" and block.get("name") == _TOOL_SEARCH
+    }
     done_steps = 0
     last_output: str | None = None
     for message in reversed(messages):
         if message.get("role") != "user":
             continue
         blocks = _blocks(message.get("content"))
-        results = [block for block in blocks if block.get("type") == "tool_result"]
-        if results:
+        results = [
+            block
+            for block in blocks
+            if block.get("type") == "tool_result" and block.get("tool_use_id") not in searches
+        ]
+        if any(block.get("type") == "tool_result" for block in blocks):
             done_steps += len(results)
-            if last_output is None:
+            if last_output is None and results:
                 last_output = _tool_result_text(results[-1])
             continue
         typed = [text for text in map(_typed_text, blocks) if text]
@@ -174,6 +187,14 @@ def _is_turn_request(body: Mapping[str, Any]) -> bool:
     return bool(body.get("tools"))
 
 
+_TOOL_SEARCH = "ToolSearch"
+
+
+def _offered(body: Mapping[str, Any]) -> set[str]:
+    """The names of the tools a request offers."""
+    return {str(tool.get("name")) for tool in body.get("tools") or [] if isinstance(tool, dict)}
+
+
 # -- writing a reply ----------------------------------------------------------------------
 
 
@@ -181,11 +202,19 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
 
-def _content_for(step: Step) -> list[dict[str, Any]]:
+def _content_for(step: Step, offered: set[str]) -> list[dict[str, Any]]:
     if step.is_final:
         return [{"type": "text", "text": step.message or ""}]
-    if step.tool is not None:  # named (MCP) tools: only the OpenAI server offers them
-        return [{"type": "text", "text": f"The {step.tool} tool is not available to me."}]
+    if step.tool is not None:  # a named (MCP) tool, under the name Claude Code offers it
+        name = offered_name(offered, step.tool)
+        arguments: dict[str, Any] = dict(step.arguments or {})
+        if name is None and _TOOL_SEARCH in offered:
+            # Claude Code defers MCP tools (and waits for a server still connecting)
+            # until the model looks them up, as a real model does when a tool is missing.
+            name, arguments = _TOOL_SEARCH, {"query": step.tool, "max_results": 5}
+        if name is None:
+            return [{"type": "text", "text": f"The {step.tool} tool is not available to me."}]
+        return [{"type": "tool_use", "id": _new_id("toolu"), "name": name, "input": arguments}]
     command = step.command or ""
     first_line = command.strip().splitlines()[0] if command.strip() else "command"
     return [
@@ -336,7 +365,7 @@ def create_app(server: ModelServer) -> Starlette:
             return _CutStream(start)
         step = brain.next_step(prompt, done_steps, last_output)
         stop_reason = "end_turn" if step.is_final else "tool_use"
-        content = _content_for(step)
+        content = _content_for(step, _offered(body))
         message = _message(model, content, stop_reason, _usage_for(body, content))
         with server._lock:
             server.usage_sent.append(("turn", message["usage"]))

@@ -154,9 +154,11 @@ def _worker_task(prompt: str, done: int, output: str, instructions: str) -> Step
 
 def _tool_output(result: str) -> str:
     """The worker's answer in a CAO tool's result (`{"success": …, "output": …}`, after
-    Codex's `Wall time: …` and `Output:` lines), else the result as it came."""
+    Codex's `Wall time: …` and `Output:` lines, or inside the tags Gemini CLI wraps an
+    MCP result in), else the result as it came."""
+    start, end = result.find("{"), result.rfind("}")
     try:
-        parsed = json.loads(result.split("Output:", 1)[-1])
+        parsed = json.loads(result[start : end + 1])
     except ValueError:
         return result.strip()
     if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):

@@ -32,6 +32,7 @@ from starlette.routing import Route
 from tests.e2e.clis import AGENT_BIN_DIR
 from tests.e2e.model.brain import Brain, Misbehaviour, Step
 from tests.e2e.model.serving import StalledStream, running_app
+from tests.e2e.model.step import offered_name
 
 __all__ = [
     "API_KEY",
@@ -189,12 +190,29 @@ def _usage_for(body: Mapping[str, Any], parts: list[dict[str, Any]]) -> dict[str
     }
 
 
-def _parts_for(step: Step, call_number: int) -> list[dict[str, Any]]:
-    """The reply's parts: the final text, a `write_file` call for a file the step writes
-    (Gemini CLI refuses shell commands with backticks or `$(`, even in a quoted heredoc,
-    and source files have backticks), or a `run_shell_command` call."""
+def _declared(body: Mapping[str, Any]) -> set[str]:
+    """The names of the functions a request declares."""
+    return {
+        str(declaration.get("name"))
+        for tool in body.get("tools") or []
+        for declaration in (tool or {}).get("functionDeclarations") or []
+        if isinstance(declaration, dict)
+    }
+
+
+def _parts_for(step: Step, call_number: int, declared: set[str]) -> list[dict[str, Any]]:
+    """The reply's parts: the final text, a call to the named (MCP) tool the step asks
+    for, a `write_file` call for a file the step writes (Gemini CLI refuses shell
+    commands with backticks or `$(`, even in a quoted heredoc, and source files have
+    backticks), or a `run_shell_command` call."""
     if step.is_final:
         return [{"text": step.message or ""}]
+    if step.tool is not None:
+        name = offered_name(declared, step.tool)
+        if name is None:
+            return [{"text": f"The {step.tool} tool is not available to me."}]
+        call = {"id": f"call-{call_number}", "name": name, "args": dict(step.arguments or {})}
+        return [{"functionCall": call}]
     if step.writes is not None:
         path, text = step.writes
         body = text if text.endswith("\n") else text + "\n"
@@ -287,7 +305,7 @@ def create_app(server: ModelServer) -> Starlette:
             brain.turn_closed(prompt)
             return _error(400, "Scripted failure: the model cannot answer")
         step = brain.next_step(prompt, done_steps, last_output)
-        parts = _parts_for(step, next(calls))
+        parts = _parts_for(step, next(calls), _declared(body))
         usage = _usage_for(body, parts)
         with server._lock:
             server.usage_sent.append(usage)

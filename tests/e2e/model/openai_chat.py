@@ -46,7 +46,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.serving import StalledStream, running_app
-from tests.e2e.model.step import Step
+from tests.e2e.model.step import Step, offered_name
 
 __all__ = [
     "API_KEY",
@@ -242,10 +242,12 @@ def _usage_for(raw: bytes, output: Any) -> dict[str, Any]:
     }
 
 
-def _tool_call(step: Step, call_id: str, dialect: ChatDialect) -> dict[str, Any]:
-    """The call for a step: the named tool it asks for, else the shell command."""
+def _tool_call(step: Step, call_id: str, dialect: ChatDialect, offered: set[str]) -> dict[str, Any]:
+    """The call for a step: the named tool it asks for (under the name the CLI offers
+    it), else the shell command."""
     if step.tool is not None:
-        name, arguments = step.tool, dict(step.arguments or {})
+        name = offered_name(offered, step.tool) or step.tool
+        arguments = dict(step.arguments or {})
     else:
         command = step.command or ""
         first_line = command.strip().splitlines()[0] if command.strip() else "command"
@@ -330,7 +332,7 @@ class _Responder:
             usage = _usage_for(raw, text)
             self._count(usage)
             return self._reply(text, None, usage, stream, on_sent=on_sent)
-        call = _tool_call(step, self._next_id("call"), dialect)
+        call = _tool_call(step, self._next_id("call"), dialect, _tool_names(body))
         usage = _usage_for(raw, call)
         self._count(usage)
         return self._reply(None, call, usage, stream)

@@ -37,7 +37,7 @@ from starlette.types import Receive, Scope, Send
 from tests.e2e.clis import AGENT_BIN_DIR
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.e2e.model.serving import StalledStream, running_app
-from tests.e2e.model.step import Step
+from tests.e2e.model.step import Step, offered_name
 
 __all__ = [
     "API_KEY_VARIABLE",
@@ -150,14 +150,15 @@ def _instructions_of(body: Mapping[str, Any]) -> str:
 
 
 def _find_tool(tools: Sequence[Mapping[str, Any]], wanted: str) -> tuple[str, str] | None:
-    """(namespace or "", name) of the offered function called `wanted` or `…__wanted`."""
+    """(namespace or "", name) of the offered function called `wanted`, or an MCP tool's
+    name for it (`mcp__cao__wanted`, `cao_wanted`: `offered_name`)."""
     for tool in tools:
         name = str(tool.get("name") or "")
         if tool.get("type") == "namespace":
             inner = _find_tool(tool.get("tools") or [], wanted)
             if inner is not None:
                 return name, inner[1]
-        elif name == wanted or name.endswith(f"__{wanted}"):
+        elif offered_name([name], wanted) is not None:
             return "", name
     return None
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Step"]
+__all__ = ["Step", "offered_name"]
 
 
 @dataclass(frozen=True)
@@ -29,3 +29,13 @@ class Step:
     @property
     def is_final(self) -> bool:
         return self.command is None and self.tool is None
+
+
+def offered_name(offered: Iterable[str], wanted: str) -> str | None:
+    """The name under which a CLI offers the tool `wanted`: the name itself, or an MCP
+    tool's name behind its server's prefix, whatever the CLI's separator
+    (`mcp__cao-mcp-server__handoff`, `cao-mcp-server_handoff`, `cao-mcp-server-handoff`)."""
+    for name in offered:
+        if name == wanted or (name.endswith(wanted) and name[-len(wanted) - 1] in "_-/."):
+            return name
+    return None
