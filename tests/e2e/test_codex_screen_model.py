@@ -31,8 +31,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ServerHandle]:
     require_cli("codex")
-    socket = Path(tempfile.mkdtemp(prefix="baton-tmux-")) / "tmux.sock"
-    with openai_model_server(Brain()) as model:
+    with (
+        tempfile.TemporaryDirectory(prefix="baton-tmux-", ignore_cleanup_errors=True) as folder,
+        openai_model_server(Brain()) as model,
+    ):
+        socket = Path(folder) / "tmux.sock"
         for name, value in codex_environment(tmp_path, model).items():
             monkeypatch.setenv(name, value)
         options = ServerOptions(

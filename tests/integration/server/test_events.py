@@ -192,11 +192,15 @@ def test_a_quiet_stream_sends_keep_alive_comments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(events_routes, "KEEP_ALIVE_SECONDS", 0.2)
-    socket = Path(tempfile.mkdtemp(prefix="baton-tmux-")) / "tmux.sock"
+    folder = tempfile.TemporaryDirectory(prefix="baton-tmux-", ignore_cleanup_errors=True)
     options = ServerOptions(
-        port=0, state_dir=tmp_path / "state", tmux_socket=socket, kill_tmux_on_exit=True
+        port=0,
+        state_dir=tmp_path / "state",
+        tmux_socket=Path(folder.name) / "tmux.sock",
+        kill_tmux_on_exit=True,
     )
     with (
+        folder,
         run_server_in_thread(options) as handle,
         httpx.stream("GET", f"{handle.base_url}/events", timeout=10) as stream,
     ):

@@ -9,6 +9,7 @@ tmux and then trusted again.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 import time
@@ -34,8 +35,9 @@ def tmux_socket() -> Iterator[Path]:
     socket = directory / "tmux.sock"
     try:
         yield socket
-    finally:  # pass or fail, no tmux server outlives the test
+    finally:  # pass or fail, no tmux server (nor its folder) outlives the test
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _tmux(socket: Path, *args: str) -> str:
