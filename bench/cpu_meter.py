@@ -17,16 +17,17 @@ from pathlib import Path
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _proc_cpu(pid: int | None) -> float:
-    """utime + stime + cutime + cstime of one live process, in seconds (0 when gone)."""
+def _proc_cpu(pid: int | None) -> tuple[float, float]:
+    """(utime + stime, cutime + cstime) of one live process, in seconds: its own CPU and
+    its waited-for children's ((0, 0) when gone)."""
     if pid is None:
-        return 0.0
+        return 0.0, 0.0
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return 0.0
-    fields = text.rsplit(")", 1)[1].split()
-    return sum(int(value) for value in fields[11:15]) / _TICK
+        return 0.0, 0.0
+    fields = [int(value) for value in text.rsplit(")", 1)[1].split()[11:15]]
+    return (fields[0] + fields[1]) / _TICK, (fields[2] + fields[3]) / _TICK
 
 
 def tmux_server_pid(socket: Path) -> int | None:
@@ -42,29 +43,39 @@ def tmux_server_pid(socket: Path) -> int | None:
 
 @dataclass(frozen=True)
 class CpuSnapshot:
-    """Cumulative CPU-seconds at one moment: ours (children), the server's, tmux's."""
+    """Cumulative CPU-seconds at one moment: ours (children), the server's own and its
+    children's (tmux commands), the tmux server's own and its children's (the agents)."""
 
     batch: float
     server: float
+    server_children: float
     tmux: float
+    agents: float
 
     @classmethod
     def take(cls, server_pid: int | None, tmux_pid: int | None) -> CpuSnapshot:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return cls(usage.ru_utime + usage.ru_stime, _proc_cpu(server_pid), _proc_cpu(tmux_pid))
+        server, commands = _proc_cpu(server_pid)
+        tmux, agents = _proc_cpu(tmux_pid)
+        return cls(usage.ru_utime + usage.ru_stime, server, commands, tmux, agents)
 
     def since(self, start: CpuSnapshot) -> CpuSnapshot:
         return CpuSnapshot(
-            self.batch - start.batch, self.server - start.server, self.tmux - start.tmux
+            self.batch - start.batch,
+            self.server - start.server,
+            self.server_children - start.server_children,
+            self.tmux - start.tmux,
+            self.agents - start.agents,
         )
 
     @property
     def total(self) -> float:
-        return self.batch + self.server + self.tmux
+        return self.batch + self.server + self.server_children + self.tmux + self.agents
 
     def describe(self, loops: int) -> str:
         per = self.total / max(1, loops)
         return (
             f"CPU {self.total:.1f} s ({per:.2f} s per loop): batch+runs {self.batch:.1f}, "
-            f"server {self.server:.1f}, tmux+agents {self.tmux:.1f}"
+            f"server {self.server:.1f} (+ its tmux commands {self.server_children:.1f}), "
+            f"tmux {self.tmux:.1f}, agents {self.agents:.1f}"
         )
