@@ -66,9 +66,9 @@ __all__ = ["HOOK_LOG_FILE", "SESSION_ID_FILE", "CopilotCliProvider"]
 HOOK_LOG_FILE = "copilot-hooks.jsonl"
 # The session id the CLI was launched with (`--session-id`), kept for `--resume`.
 SESSION_ID_FILE = "copilot-session-id"
-# A long paste folded in the input box: `[Paste #1 - 151 lines]`.
 # How long an answer read waits for the session file to catch up with the `Stop` hook.
 _RECORDS_WAIT_SECONDS = 2.0
+# A long paste folded in the input box: `[Paste #1 - 151 lines]`.
 _PASTE_FOLD = re.compile(r"\[Paste #\d+ - \d+ lines?\]")
 _SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TRUST_DIALOG = "Confirm folder trust"

@@ -17,9 +17,9 @@ a marker is indented 3, so an answer can never draw a marker of its own:
 `●` also starts notes that are neither answers nor ends: `● Tip: …`, `● Request failed
 due to a transient API error. Retrying...`, and the tool notices a CLI started with
 `--excluded-tools` prints under the first prompt before it answers (`● Disabled tools:
-…`, `● Unknown tool name in the tool excludedlist: …`). A scrollbar may be drawn in the last column
-(`┃`); it is cut from every line. A dialog (folder trust, a question the agent asks,
-a permission) replaces the input box.
+…`, `● Unknown tool name in the tool excludedlist: …`). A scrollbar may be drawn in the
+last column (`┃`); it is cut from every line. A dialog (folder trust, a question the
+agent asks, a permission) replaces the input box.
 """
 
 from __future__ import annotations
