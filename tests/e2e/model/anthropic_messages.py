@@ -62,6 +62,8 @@ _INJECTED_PREFIXES = (
     "[Request interrupted by user",
 )
 _BASH_TOOL = "Bash"
+# Claude Code's loader of deferred tools (MCP tools wait behind it).
+_TOOL_SEARCH = "ToolSearch"
 _SIDE_ANSWER = "Scripted session"
 _PASTED = re.compile(
     r'\n*<pasted_content id="[^"]*">\n?(.*?)\n?</pasted_content id="[^"]*">\n*', re.DOTALL
@@ -185,9 +187,6 @@ def _is_turn_request(body: Mapping[str, Any]) -> bool:
     allowed tools leave it out, when the model asks for it all the same). Side requests
     offer none."""
     return bool(body.get("tools"))
-
-
-_TOOL_SEARCH = "ToolSearch"
 
 
 def _offered(body: Mapping[str, Any]) -> set[str]:
