@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 import tomllib
 from pathlib import Path
 
@@ -69,6 +68,7 @@ from baton.providers.codex_signals import (
 )
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
+from baton.providers.records_wait import read_when_written
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -260,13 +260,12 @@ class CodexProvider(Provider):
         # terminal reads completed (its OSC 7501 `done` may come before the screen shows
         # the end), give them that moment rather than answer with the rendered screen.
         finished = self.status(history, ctx) is TerminalStatus.COMPLETED
-        patience = _NATIVE_WAIT_SECONDS if finished else 0.0
-        deadline = time.monotonic() + patience
-        while True:
-            native = _native_last_message(ctx)
-            if native is not None or time.monotonic() >= deadline:
-                return native if native else from_screen
-            time.sleep(0.05)
+        native = read_when_written(
+            lambda: _native_last_message(ctx),
+            _NATIVE_WAIT_SECONDS if finished else 0.0,
+            ready=lambda found: found is not None,
+        )
+        return native if native else from_screen
 
 
 def _answer_shown(screen: str) -> bool:

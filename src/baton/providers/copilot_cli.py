@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import time
 import uuid
 from pathlib import Path
 
@@ -57,6 +56,7 @@ from baton.providers.hook_logs import HookLogs
 from baton.providers.mcp_relay import servers_settled
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import combine_signals
+from baton.providers.records_wait import read_when_written
 from baton.providers.turn_hooks import HookLog, TurnState, interrupt_open_turn, native_turn
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -243,9 +243,7 @@ class CopilotCliProvider(Provider):
             records = self._session_file(ctx, session)
             # The `Stop` hook runs before the session file has the turn's end written:
             # give the file that moment rather than answer with a half-revealed screen.
-            deadline = time.monotonic() + _RECORDS_WAIT_SECONDS
-            while not records.turn_stopped() and time.monotonic() < deadline:
-                time.sleep(0.02)
+            read_when_written(records.turn_stopped, _RECORDS_WAIT_SECONDS, interval=0.02)
             native = records.last_answer()
             if native:
                 return native

@@ -59,6 +59,7 @@ from baton.providers.gemini_screen import (
 from baton.providers.hook_logs import HookLogs
 from baton.providers.paste import input_box, tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
+from baton.providers.records_wait import read_when_written
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -223,12 +224,8 @@ class GeminiCliProvider(Provider):
         if transcript is None or log.is_open() is not False:
             return from_screen
         # The CLI writes the session file as the answer streams; give it a moment.
-        deadline = time.monotonic() + _NATIVE_WAIT_SECONDS
-        while True:
-            native = transcript_last_answer(transcript)
-            if native or time.monotonic() >= deadline:
-                return native or from_screen
-            time.sleep(0.05)
+        native = read_when_written(lambda: transcript_last_answer(transcript), _NATIVE_WAIT_SECONDS)
+        return native or from_screen
 
 
 def _unmarked_answer_shown(parsed: GeminiScreen, log: GeminiHookLog) -> bool:

@@ -48,6 +48,7 @@ from baton.providers.opencode_screen import (
 )
 from baton.providers.paste import tail_shown
 from baton.providers.precedence import NativeTurn, combine_signals
+from baton.providers.records_wait import read_when_written
 from baton.status import TerminalStatus
 from baton.usage import Usage
 
@@ -200,9 +201,4 @@ class OpenCodeProvider(Provider):
         if end is not None and end.failed:
             return end.detail or from_screen
         # The finished text part is recorded as the turn ends; give it a moment.
-        deadline = time.monotonic() + _NATIVE_WAIT_SECONDS
-        while True:
-            native = log.last_answer()
-            if native or time.monotonic() >= deadline:
-                return native or from_screen
-            time.sleep(0.05)
+        return read_when_written(log.last_answer, _NATIVE_WAIT_SECONDS) or from_screen
