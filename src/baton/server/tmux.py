@@ -122,21 +122,31 @@ class TmuxServer:
         if not self.socket_path.parent.is_dir():
             private_dir(self.socket_path.parent)
 
-    def run_bound(self, ref: PaneRef, *commands: Sequence[str]) -> str:
+    def run_bound(
+        self,
+        ref: PaneRef,
+        *commands: Sequence[str],
+        before: Sequence[str] = (),
+        input_bytes: bytes | None = None,
+    ) -> str:
         """Run `commands` only if `ref`'s pane is bound to its terminal: one tmux call.
 
         `if-shell -F` evaluates the binding and runs the commands in the same server
         turn, so no other pane can take the id in between. TerminalExitedError when the
         pane is gone or belongs to someone else (a new tmux server reuses pane ids).
+        `before`, a command that acts on no pane (such as `load-buffer -`, reading
+        `input_bytes`), runs first in the same call.
         """
         gone = TerminalExitedError(f"terminal {ref.terminal_id}: its tmux pane is gone")
         if not ref.valid():
             raise gone
         condition = bound_condition(ref)
         act = " ; ".join(" ".join(tmux_quote(arg) for arg in command) for command in commands)
+        bound = ["if-shell", "-F", "-t", ref.pane_id, condition, act, _UNBOUND]
         self._ensure_config()
         completed = subprocess.run(
-            self._command(["if-shell", "-F", "-t", ref.pane_id, condition, act, _UNBOUND]),
+            self._command([*before, ";", *bound] if before else bound),
+            input=input_bytes,
             capture_output=True,
             timeout=30,
             check=False,
@@ -324,15 +334,16 @@ class TmuxServer:
     def paste(self, pane: PaneRef, text: str) -> None:
         """Deliver `text` as one paste (bracketed when the program asked for it).
 
-        `paste-buffer -d` deletes the buffer once pasted; it is deleted here only when the
-        paste did not happen (one tmux process fewer on every message).
+        One tmux call loads the buffer and pastes it; `paste-buffer -d` deletes the buffer
+        once pasted, so it is deleted here only when the paste did not happen.
         """
         buffer_name = f"baton-{os.getpid()}-{time.monotonic_ns()}"
-        self.run("load-buffer", "-b", buffer_name, "-", input_bytes=text.encode("utf-8"))
         try:
-            # `-d`: the paste deletes the buffer; only a paste that did not happen leaves it.
             self.run_bound(
-                pane, ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id]
+                pane,
+                ["paste-buffer", "-p", "-d", "-b", buffer_name, "-t", pane.pane_id],
+                before=["load-buffer", "-b", buffer_name, "-"],
+                input_bytes=text.encode("utf-8"),
             )
         except BaseException:
             self.run("delete-buffer", "-b", buffer_name, check=False)
