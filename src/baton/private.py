@@ -14,7 +14,6 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 __all__ = [
     "PRIVATE_DIR_MODE",
@@ -93,7 +92,7 @@ def hide_process_from_same_user() -> bool:
         return False
 
 
-def append_json_line(path: Path, record: Any) -> None:
+def append_json_line(path: Path, record: object) -> None:
     """Append `record` to `path` as one JSON line, in one write (the file is 0600).
 
     The one way a CLI's hook or notify program (and the scripted agent) records an event:

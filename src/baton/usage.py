@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["Usage"]
 
@@ -33,7 +32,7 @@ class Usage:
         """Prompt plus output tokens: what `MAX_TOKENS` counts."""
         return self.input_tokens + self.output_tokens
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, int | float | str | None]:
         return {
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
@@ -43,7 +42,7 @@ class Usage:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Usage | None:
+    def from_json(cls, data: Mapping[str, object]) -> Usage | None:
         """A reading from JSON; None when a count is missing or not a whole number >= 0."""
         counts: dict[str, int] = {}
         for name in ("input_tokens", "cached_input_tokens", "output_tokens"):
@@ -80,7 +79,7 @@ class Usage:
         )
 
 
-def _dollars(value: Any) -> float | None:
+def _dollars(value: object) -> float | None:
     """A cost read from JSON: a number >= 0, else None."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         return None

@@ -7,8 +7,8 @@ the same shapes they see from real agents. Everything here is a pure function of
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -322,10 +322,10 @@ def write_file_command(path: Path, text: str) -> str:
 
     The heredoc delimiter is random so no line of `text` can end the document early.
     """
-    token = secrets.token_hex(6)
+    token = os.urandom(6).hex()
     delimiter = f"BATON_RESPONSE_{token}"
     while delimiter in text:
-        delimiter = f"BATON_RESPONSE_{secrets.token_hex(6)}"
+        delimiter = f"BATON_RESPONSE_{os.urandom(6).hex()}"
     temporary = path.with_name(f".{path.name}.{token}.tmp")
     body = text if text.endswith("\n") else text + "\n"
     return (

@@ -21,12 +21,10 @@ runs the test command and reports PASS or FAIL from its real exit code.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,6 +235,8 @@ class RoleWorker:
 
     def _run(self, command: str) -> tuple[int, str]:
         """Run `command` in the project; (exit code, its output)."""
+        import subprocess  # here: only a tester runs commands, and every agent starts faster
+
         try:
             completed = subprocess.run(
                 command,
@@ -283,6 +283,8 @@ def _unquote(command: str) -> str:
 
 
 def _receipt(prompt: str) -> str:
+    import hashlib  # here: a rare answer, and every agent starts faster without it
+
     digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
     lines = prompt.count("\n") + 1
     return (
