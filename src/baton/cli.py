@@ -368,8 +368,9 @@ def fork_server(descriptor: int) -> None:
     import baton.orchestrator.loop
     import baton.orchestrator.request
     import baton.private  # noqa: F401
-    from baton.batch.forkserver import serve
+    from baton.batch.forkserver import load_http_client, serve
 
+    load_http_client()
     serve(descriptor, main)
 
 
