@@ -14,11 +14,11 @@ free.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from baton.server.creation import TERMINAL_ID_VARIABLE
 from baton.server.live import ScreenWatcher
-from baton.server.processes import kill_process_tree, kill_processes_with_env
+from baton.server.processes import stop_terminal_processes
 from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
@@ -63,18 +63,33 @@ class TerminalLifecycle:
 
     def stop(self, record: TerminalRecord) -> None:
         """Stop the CLI, whatever it started, and its window (the record stays)."""
-        provider, ctx = self.runtime.provider(record)
-        self.watcher.forget(record.id)
-        try:
-            provider.cleanup(ctx)
-        finally:
-            state = self.tmux.pane_state(record.pane)
-            if state.pid is not None:
-                kill_process_tree(state.pid)
-            kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
+        self.stop_all([record])
+
+    def stop_all(self, records: Sequence[TerminalRecord]) -> None:
+        """Stop several terminals (a session's) together: one sweep of the processes.
+
+        A provider's cleanup that fails stops nothing else; its error is raised at the end.
+        """
+        failed: Exception | None = None
+        for record in records:
+            provider, ctx = self.runtime.provider(record)
+            self.watcher.forget(record.id)
+            try:
+                provider.cleanup(ctx)
+            except Exception as error:
+                failed = failed or error
+        panes = [self.tmux.pane_state(record.pane) for record in records]
+        stop_terminal_processes(
+            [state.pid for state in panes if state.pid is not None],
+            TERMINAL_ID_VARIABLE,
+            [record.id for record in records],
+        )
+        for record in records:
             self.tmux.kill_window(record.pane)
             self.runtime.discard(record.id)
             self._on_stopped(record)
+        if failed is not None:
+            raise failed
 
     def close_unrecorded(self, panes: Mapping[str, PaneInfo]) -> list[str]:
         """Stop every pane bound to a terminal the registry does not know; their ids.
@@ -84,18 +99,22 @@ class TerminalLifecycle:
         registry holds without a terminal are forgotten (and closed in tmux) too.
         """
         known = {record.id for record in self.registry.terminals()}
-        closed = []
-        for info in panes.values():
-            if not info.terminal_id or info.terminal_id in known:
-                continue
+        unrecorded = [
+            info for info in panes.values() if info.terminal_id and info.terminal_id not in known
+        ]
+        for info in unrecorded:
             logger.warning(
                 "closing tmux pane %s of terminal %s, which was started but never recorded",
                 info.pane_id,
                 info.terminal_id,
             )
-            if info.pid is not None and not info.dead:
-                kill_process_tree(info.pid)
-            kill_processes_with_env(TERMINAL_ID_VARIABLE, info.terminal_id)
+        stop_terminal_processes(
+            [info.pid for info in unrecorded if info.pid is not None and not info.dead],
+            TERMINAL_ID_VARIABLE,
+            [info.terminal_id for info in unrecorded],
+        )
+        closed = []
+        for info in unrecorded:
             self.tmux.kill_window(PaneRef(pane_id=info.pane_id, terminal_id=info.terminal_id))
             closed.append(info.terminal_id)
         sessions_in_use = {record.session_name for record in self.registry.terminals()}

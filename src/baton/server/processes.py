@@ -15,29 +15,46 @@ import os
 import select
 import signal
 import time
+from collections.abc import Collection
 from pathlib import Path
 
-__all__ = ["kill_process_tree", "kill_processes_with_env"]
+__all__ = ["kill_process_tree", "kill_processes_with_env", "stop_terminal_processes"]
 
 
 def kill_process_tree(root_pid: int, *, grace_seconds: float = 2.0) -> None:
     """SIGTERM, then SIGKILL, every process in `root_pid`'s session and its descendants."""
-    _terminate(_session_and_descendants(root_pid), grace_seconds)
+    _terminate(_sessions_and_descendants([root_pid]), grace_seconds)
 
 
 def kill_processes_with_env(name: str, value: str, *, grace_seconds: float = 2.0) -> list[int]:
     """SIGTERM, then SIGKILL, every process whose environment has `name=value`; their pids."""
-    needle = f"{name}={value}".encode()
+    found = _with_env(name, {value})
+    _terminate(found, grace_seconds)
+    return found
+
+
+def stop_terminal_processes(
+    roots: Collection[int], name: str, values: Collection[str], *, grace_seconds: float = 2.0
+) -> None:
+    """Stop what several terminals started, together: each root's session and descendants,
+    then every process still carrying `name` set to one of `values`. Two reads of /proc
+    for a whole session's terminals, as for one."""
+    _terminate(_sessions_and_descendants(roots), grace_seconds)
+    _terminate(_with_env(name, values), grace_seconds)
+
+
+def _with_env(name: str, values: Collection[str]) -> list[int]:
+    """Every process (but this one) whose environment sets `name` to one of `values`."""
+    needles = {f"{name}={value}".encode() for value in values}
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
+            if not needles.isdisjoint((entry / "environ").read_bytes().split(b"\0")):
                 found.append(int(entry.name))
         except OSError:
             continue
-    _terminate(found, grace_seconds)
     return found
 
 
@@ -85,7 +102,10 @@ def _send(handle: int, signum: int) -> None:
         signal.pidfd_send_signal(handle, signum)
 
 
-def _session_and_descendants(root_pid: int) -> list[int]:
+def _sessions_and_descendants(roots: Collection[int]) -> list[int]:
+    """Every process in the session each root leads, each root, and their descendants."""
+    if not roots:
+        return []
     parents: dict[int, int] = {}
     sessions: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -99,9 +119,9 @@ def _session_and_descendants(root_pid: int) -> list[int]:
         pid = int(entry.name)
         parents[pid] = int(fields[1])
         sessions[pid] = int(fields[3])
-    found = {pid for pid, sid in sessions.items() if sid == root_pid}
-    if root_pid in parents:
-        found.add(root_pid)
+    leaders = set(roots)
+    found = {pid for pid, sid in sessions.items() if sid in leaders}
+    found.update(root for root in leaders if root in parents)
     changed = True
     while changed:
         changed = False

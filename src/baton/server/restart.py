@@ -18,7 +18,7 @@ from typing import Any
 from baton.errors import BadRequestError
 from baton.server import tool_policy
 from baton.server.mcp_offer import with_mcp_servers
-from baton.server.processes import kill_process_tree, kill_processes_with_env
+from baton.server.processes import stop_terminal_processes
 from baton.server.skills import pane_preface
 from baton.server.terminals import TERMINAL_ID_VARIABLE, TerminalService
 from baton.server.tmux_windows import PaneLaunch, respawn_pane
@@ -34,9 +34,8 @@ def restart_terminal(service: TerminalService, terminal_id: str) -> dict[str, An
         # The old CLI's screen model ends here; the new CLI's is seeded from tmux below.
         service.watcher.forget(record.id)
         state = service.tmux.pane_state(record.pane)
-        if state.pid is not None and not state.dead:
-            kill_process_tree(state.pid)
-        kill_processes_with_env(TERMINAL_ID_VARIABLE, record.id)
+        alive = [state.pid] if state.pid is not None and not state.dead else []
+        stop_terminal_processes(alive, TERMINAL_ID_VARIABLE, [record.id])
         ctx = tool_policy.apply_to_context(ctx, record.allowed_tools, record.provider)
         resumed_spec = provider.resume_launch(ctx)
         launch = resumed_spec or provider.launch(ctx)

@@ -49,8 +49,7 @@ class SessionService:
         """
         name = resolve_session_name(self.registry, name)
         records = self.registry.terminals(name)
-        for record in records:
-            self.terminals.stop(record)
+        self.terminals.stop_all(records)
         if self.registry.get_session(name) is not None or self.tmux.has_session(name):
             self.tmux.kill_session(name)
         self.registry.remove_session(name)

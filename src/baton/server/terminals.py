@@ -15,7 +15,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from baton.server.creation import (
@@ -194,6 +194,9 @@ class TerminalService:
 
     def stop(self, record: TerminalRecord) -> None:
         self.lifecycle.stop(record)
+
+    def stop_all(self, records: Sequence[TerminalRecord]) -> None:
+        self.lifecycle.stop_all(records)
 
     def close(self) -> None:
         """Stop watching and end every event stream; terminals keep running."""

@@ -9,7 +9,11 @@ from pathlib import Path
 
 from tests.support.waiting import wait_until
 
-from baton.server.processes import kill_process_tree, kill_processes_with_env
+from baton.server.processes import (
+    kill_process_tree,
+    kill_processes_with_env,
+    stop_terminal_processes,
+)
 
 _LEADER = """
 import os, signal, sys, time
@@ -96,3 +100,52 @@ def test_a_process_that_leaves_on_term_is_let_go_not_killed(tmp_path: Path) -> N
         assert said.read_text() == "term"
     finally:
         polite.kill()
+
+
+def test_several_terminals_are_stopped_together(tmp_path: Path) -> None:
+    """A session's terminals in one call: each leader's tree, and each marker's escapee."""
+    first, second = f"one-{time.monotonic_ns()}", f"two-{time.monotonic_ns()}"
+    leaders, daemons, escaped = [], [], []
+    try:
+        for n in range(2):
+            pid_file = tmp_path / f"daemon{n}.pid"
+            leaders.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", _LEADER, str(pid_file)], start_new_session=True
+                )
+            )
+            wait_until(lambda f=pid_file: f.exists() and f.read_text(), 10, interval=0.02)
+            daemons.append(int(pid_file.read_text()))
+        for marker in (first, second):
+            escaped.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", "import time; time.sleep(600)"],
+                    env={"BATON_TERMINAL_ID": marker, "PATH": "/usr/bin:/bin"},
+                    start_new_session=True,
+                )
+            )
+        bystander = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"],
+            env={"BATON_TERMINAL_ID": "three", "PATH": "/usr/bin:/bin"},
+        )
+        escaped.append(bystander)
+        stop_terminal_processes(
+            [leader.pid for leader in leaders],
+            "BATON_TERMINAL_ID",
+            [first, second],
+            grace_seconds=0.5,
+        )
+        for process in [*leaders, *escaped[:2]]:
+            process.wait(timeout=10)
+        for daemon in daemons:
+            wait_until(
+                lambda d=daemon: not _alive(d), 5, interval=0.02, message="a daemon lives on"
+            )
+        assert bystander.poll() is None
+    finally:
+        for process in [*leaders, *escaped]:
+            process.kill()
+            process.wait(timeout=10)
+        for daemon in daemons:
+            if _alive(daemon):
+                subprocess.run(["kill", "-9", str(daemon)], check=False)
