@@ -244,15 +244,25 @@ class ApiClient:
         return Usage.from_json(data)
 
     def iter_events(
-        self, *, stop: threading.Event | None = None, terminal_ids: tuple[str, ...] = ()
+        self,
+        *,
+        stop: threading.Event | None = None,
+        terminal_ids: tuple[str, ...] = (),
+        session_name: str | None = None,
     ) -> Iterator[dict[str, Any]]:
         """`GET /events`: each `data:` JSON object of the stream, until it ends or `stop` is set.
+
+        `terminal_ids` and `session_name` ask for those terminals' events only (a server
+        that does not filter sends them all).
 
         Comments (keep-alives) and non-JSON data are skipped; 404/405 (no such route) or
         any other failure raises `ApiError`. Runs on its own connection, so a reader
         thread never holds up the calls of the run.
         """
-        params = httpx.QueryParams([("terminal_id", terminal_id) for terminal_id in terminal_ids])
+        wanted = {"terminal_id": list(terminal_ids)}
+        if session_name is not None:
+            wanted["session_name"] = [session_name]
+        params = httpx.QueryParams(wanted)
         timeout = httpx.Timeout(_STREAM_READ_SECONDS, connect=5.0)
         url = self._url("/events")
         try:

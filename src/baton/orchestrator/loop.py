@@ -253,7 +253,7 @@ class Orchestrator:
         handoff = Handoff(
             self.api,
             self.settings.wd,
-            waiter=self._open_watcher(),
+            waiter=self._open_watcher(state.session_name, restarter),
             archive=archive,
             timings=HandoffTimings(
                 poll_seconds=self.settings.poll_seconds,
@@ -315,11 +315,14 @@ class Orchestrator:
                 "the team's last terminals were still being created; a resume adopts them"
             )
 
-    def _open_watcher(self) -> ChangeWatcher | None:
-        """HANDOFF_WATCH=1: watch the response directory and the server's status events."""
+    def _open_watcher(self, session_name: str, restarter: AgentRestarter) -> ChangeWatcher | None:
+        """HANDOFF_WATCH=1: watch the response directory and the status events of the
+        run's session (and of the next, should a replaced agent need a new one)."""
         if not self.settings.handoff_watch:
             return None
-        self.watcher = open_change_watcher(self.settings.wd, self.api, self.log)
+        self.watcher = open_change_watcher(self.settings.wd, self.api, self.log, session_name)
+        if self.watcher is not None:
+            restarter.on_new_session = self.watcher.follow_session
         return self.watcher
 
     def _progress_views(self) -> dict[str, Callable[[str], str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from baton.errors import AgentRestartsExhausted, ApiError, ApiHttpError
@@ -52,6 +53,8 @@ class AgentRestarter:
         self.log = log
         self.events = events or RunEvents(None)
         self.spent: Counter[str] = Counter()
+        # Told when a replaced agent had to go in a new session (the old one was gone).
+        self.on_new_session: Callable[[str], None] = lambda _name: None
 
     def bring_back(self, terminal_key: str, *, reason: str, cause: str = "exit") -> str:
         """Restart or replace the role's agent; its (possibly new) terminal id.
@@ -133,6 +136,7 @@ class AgentRestarter:
                 profile, provider=provider, working_directory=self.settings.wd
             )
             state.session_name = created["session_name"]
+            self.on_new_session(state.session_name)
         return str(created["id"])
 
 

@@ -69,7 +69,9 @@ class StatusFeed(StrEnum):
 class EventSource(Protocol):
     """The API calls the status events need (ApiClient has them)."""
 
-    def iter_events(self, *, stop: threading.Event) -> Iterable[dict[str, Any]]: ...
+    def iter_events(
+        self, *, stop: threading.Event, session_name: str | None = None
+    ) -> Iterable[dict[str, Any]]: ...
 
     def wait_status(
         self, terminal_id: str, since: TerminalStatus, timeout: float
@@ -145,15 +147,22 @@ class StatusEvents:
     SSE_PROBE_SECONDS it tries the long-poll on the first wait, and else gives up quietly.
     """
 
-    def __init__(self, source: EventSource, bell: Callable[[], None]) -> None:
+    def __init__(
+        self, source: EventSource, bell: Callable[[], None], session_name: str | None = None
+    ) -> None:
         self._source = source
         self._bell = bell
+        # Only the run's own session: with many runs on one server, each would otherwise
+        # read (and the server send it) every other run's events too.
+        self._session_name = session_name
         self._lock = threading.Lock()
         self._latest: dict[str, TerminalStatus] = {}
         self._changes: dict[str, int] = {}  # how many changes each terminal has had
         self._first = threading.Event()
         self._connected = threading.Event()
         self._stop = threading.Event()
+        # Ends the stream in use (closed, or following a new session): one per stream.
+        self._leave = threading.Event()
         self._sse_thread: threading.Thread | None = None
         self._long_poll: tuple[str, TerminalStatus] | None = None  # (terminal, since) in flight
         self._long_poll_supported = True
@@ -161,8 +170,7 @@ class StatusEvents:
 
     def start(self, probe_seconds: float = SSE_PROBE_SECONDS) -> StatusFeed:
         """Connect to `/events` and wait briefly for its first status event."""
-        self._sse_thread = threading.Thread(target=self._read_stream, daemon=True)
-        self._sse_thread.start()
+        self._sse_thread = self._follow(self._leave, self._session_name)
         deadline = time.monotonic() + probe_seconds
         while not self._first.is_set() and self._sse_thread.is_alive():
             if time.monotonic() >= deadline:
@@ -171,7 +179,7 @@ class StatusEvents:
         if self._first.is_set():
             self.feed = StatusFeed.SSE
         else:
-            self._stop.set()  # not offered (404/405) or not CAO-shaped status events
+            self.close()  # not offered (404/405) or not CAO-shaped status events
             self.feed = StatusFeed.LONG_POLL
         return self.feed
 
@@ -198,8 +206,26 @@ class StatusEvents:
             target=self._long_poll_once, args=(terminal_id, since), daemon=True
         ).start()
 
+    def follow_session(self, session_name: str) -> None:
+        """The run's terminals are in `session_name` now: listen to that session instead.
+
+        A new stream starts at once; the old one ends at its next line (a keep-alive at
+        the latest), its events of the old session still noted meanwhile.
+        """
+        with self._lock:
+            if session_name == self._session_name or self._stop.is_set():
+                return
+            self._session_name = session_name
+            old, self._leave = self._leave, threading.Event()
+            leave = self._leave
+        old.set()
+        if self._sse_thread is not None:
+            self._sse_thread = self._follow(leave, session_name)
+
     def close(self) -> None:
         self._stop.set()
+        with self._lock:
+            self._leave.set()
 
     # --- background threads ---
 
@@ -208,20 +234,31 @@ class StatusEvents:
         """Whether the `/events` stream is connected now (its statuses are current)."""
         return self.feed is StatusFeed.SSE and self._connected.is_set()
 
-    def _read_stream(self) -> None:
-        while not self._stop.is_set():
+    def _follow(self, leave: threading.Event, session_name: str | None) -> threading.Thread:
+        thread = threading.Thread(target=self._read_stream, args=(leave, session_name), daemon=True)
+        thread.start()
+        return thread
+
+    def _in_use(self, leave: threading.Event) -> bool:
+        with self._lock:
+            return leave is self._leave
+
+    def _read_stream(self, leave: threading.Event, session_name: str | None) -> None:
+        while not leave.is_set():
             try:
-                for event in self._source.iter_events(stop=self._stop):
-                    if self._stop.is_set():
+                for event in self._source.iter_events(stop=leave, session_name=session_name):
+                    if leave.is_set():
                         return
-                    self._connected.set()
+                    if self._in_use(leave):
+                        self._connected.set()
                     self._take(event)
             except BatonError:
                 if not self._first.is_set():
                     return  # never worked: not offered
             finally:
-                self._connected.clear()
-            if self._stop.wait(_RECONNECT_SECONDS):
+                if self._in_use(leave):
+                    self._connected.clear()
+            if leave.wait(_RECONNECT_SECONDS):
                 return
 
     def _take(self, event: dict[str, Any]) -> None:
@@ -271,11 +308,23 @@ class ChangeWatcher:
     and, with `/events`, a reader thread.
     """
 
-    def __init__(self, response_dir: Path, source: EventSource | None = None) -> None:
+    def __init__(
+        self,
+        response_dir: Path,
+        source: EventSource | None = None,
+        session_name: str | None = None,
+    ) -> None:
         self._bell = _Doorbell()
         self._files = ResponseDirWatcher(response_dir)
-        self._status = StatusEvents(source, self._bell.ring) if source is not None else None
+        self._status = (
+            StatusEvents(source, self._bell.ring, session_name) if source is not None else None
+        )
         self._seen: dict[str, int] = {}  # changes already reported per terminal
+
+    def follow_session(self, session_name: str) -> None:
+        """Hear the status events of `session_name`'s terminals (the run's new session)."""
+        if self._status is not None:
+            self._status.follow_session(session_name)
 
     def start(self, probe_seconds: float = SSE_PROBE_SECONDS) -> StatusFeed:
         """Find out which status events the server offers; return that."""
@@ -338,15 +387,18 @@ class ChangeWatcher:
         self.close()
 
 
-def open_change_watcher(wd: Path, source: EventSource | None, log: RunLog) -> ChangeWatcher | None:
-    """A started watcher for `WD`'s response directory and `source`'s status events.
+def open_change_watcher(
+    wd: Path, source: EventSource | None, log: RunLog, session_name: str | None = None
+) -> ChangeWatcher | None:
+    """A started watcher for `WD`'s response directory and `source`'s status events (those
+    of `session_name`'s terminals, when named).
 
     None (with a warning) when inotify is not available: the handoff then polls.
     """
     directory = Path(wd).resolve() / RESPONSE_DIR_NAME
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        watcher = ChangeWatcher(directory, source)
+        watcher = ChangeWatcher(directory, source, session_name)
     except OSError as error:
         log.warning(
             f"cannot watch {directory} ({error.strerror or error}); "
