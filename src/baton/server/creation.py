@@ -157,7 +157,8 @@ class TerminalCreator:
                 self.registry.add_session(session)
             self.registry.add_terminal(record)
             self.runtime.remember(terminal_id, provider_impl, ctx)
-            self.watcher.track_record(record, provider_impl, ctx, fresh=True)
+            made = {window.pane_id: window.pane} if window.pane is not None else None
+            self.watcher.track_record(record, provider_impl, ctx, fresh=True, panes=made)
         self._on_launch(record)
         self.settle(record)
         if request.initial_message is not None:

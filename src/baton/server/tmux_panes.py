@@ -31,14 +31,6 @@ _TERMINAL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True)
-class WindowRef:
-    """A window the server created: tmux's stable ids for it and its single pane."""
-
-    window_id: str
-    pane_id: str
-
-
-@dataclass(frozen=True)
 class PaneRef:
     """A terminal's pane: tmux's pane id and the terminal that pane must be bound to.
 
@@ -76,6 +68,16 @@ class PaneInfo:
     width: int
     height: int
     terminal_id: str = ""  # the pane's `@baton_terminal` ("" when it has none)
+
+
+@dataclass(frozen=True)
+class WindowRef:
+    """A window the server created: tmux's stable ids for it and its single pane, and the
+    pane as tmux made it (so following it needs no `list-panes`)."""
+
+    window_id: str
+    pane_id: str
+    pane: PaneInfo | None = None
 
 
 @dataclass(frozen=True)

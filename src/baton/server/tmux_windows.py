@@ -23,7 +23,7 @@ from baton.private import private_dir, private_file, write_private
 from baton.providers.base import PANE_LOG
 from baton.server import pane_launcher
 from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
-from baton.server.tmux_panes import TERMINAL_OPTION, PaneRef, WindowRef
+from baton.server.tmux_panes import TERMINAL_OPTION, PaneInfo, PaneRef, WindowRef
 
 __all__ = ["PaneLaunch", "create_window", "respawn_pane"]
 
@@ -99,20 +99,21 @@ def create_window(
             *head,
             "-P",
             "-F",
-            "#{window_id} #{pane_id}",
+            "#{window_id} #{pane_id} #{pane_pid} #{pane_width} #{pane_height}",
             "-c",
             _START_DIRECTORY,
             "--",
             *gated,
         )
-        window_id, pane_id = output.split()
+        window_id, pane_id, pid, width, height = output.split()
         tmux.run("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
     except BaseException:
         env_file.unlink(missing_ok=True)
         raise
     ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
     _attach_log_and_open_gate(tmux, ref, launch)
-    return WindowRef(window_id=window_id, pane_id=pane_id)
+    made = PaneInfo(pane_id, False, int(pid), None, int(width), int(height), terminal_id)
+    return WindowRef(window_id=window_id, pane_id=pane_id, pane=made)
 
 
 def respawn_pane(
@@ -170,7 +171,8 @@ def _attach_log_and_open_gate(tmux: TmuxServer, pane: PaneRef, launch: PaneLaunc
     try:
         private_dir(pane_log.parent)
         private_file(pane_log)
-        command = "cat >> " + shlex.quote(str(pane_log)).replace("#", "##")
+        # `exec`: the shell tmux runs the command with becomes `cat`, one process a pane.
+        command = "exec cat >> " + shlex.quote(str(pane_log)).replace("#", "##")
         tmux.run_bound(pane, ["pipe-pane", "-o", "-t", pane.pane_id, command])
     finally:
         private_dir(gate_file.parent)
