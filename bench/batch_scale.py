@@ -2,7 +2,9 @@
 
 Part 1: 8 features at --parallel 8 — the batch's wall time beside one feature alone (the
 features are alike, so one alone is the slowest single one), and the p99 of
-`GET /terminals/{id}` on the batch's server while the eight loops run.
+`GET /terminals/{id}` on the batch's server while the eight loops run, beside the p99 of
+a constant answer on the same stack (`constant_server.py`, probed in turn by the same
+thread): what scheduling alone costs a read on this machine under that load.
 Part 2: 16 features at --parallel 16 — sixteen loops on one `baton serve`, the same
 figures beside the same anchor (one feature alone).
 Part 3: 40 features at --parallel 10 — all must PASS; each feature's batch overhead
@@ -19,6 +21,7 @@ agents used, per loop: on a shared machine wall time moves with others' work, CP
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -27,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,8 +40,10 @@ from cpu_meter import CpuSnapshot, tmux_server_pid
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.run_env import RUN_VARIABLES
-from tests.support.server import ServerProcess, running_baton_server
+from tests.support.server import ServerProcess, free_port, running_baton_server
 
+_CONSTANT_PORT = str(free_port())
+_CONSTANT_URL = f"http://127.0.0.1:{_CONSTANT_PORT}"
 SETTINGS = ["PROVIDER=scripted", "POLL_SECONDS=0.2", "IDLE_GRACE_SECONDS=10", "NOTIFY_DESKTOP=0"]
 
 
@@ -96,12 +102,21 @@ class BatchRun:
     wall: float
     latencies: list[float]
     cpu: CpuSnapshot
+    floor: list[float]  # the constant server's latencies, probed in turn
 
     @property
     def p99_ms(self) -> float:
-        if len(self.latencies) < 2:
-            return 0.0
-        return statistics.quantiles(self.latencies, n=100)[98] * 1000
+        return _p99_ms(self.latencies)
+
+    @property
+    def floor_p99_ms(self) -> float:
+        return _p99_ms(self.floor)
+
+
+def _p99_ms(latencies: list[float]) -> float:
+    if len(latencies) < 2:
+        return 0.0
+    return statistics.quantiles(latencies, n=100)[98] * 1000
 
 
 def _batch(
@@ -114,15 +129,20 @@ def _batch(
     for setting in SETTINGS:
         command += ["--set", setting]
     latencies: list[float] = []
+    floor: list[float] = []
     done = threading.Event()
 
     def poll() -> None:
-        with httpx.Client(base_url=api, timeout=10) as client:
+        with (
+            httpx.Client(base_url=api, timeout=10) as client,
+            httpx.Client(base_url=_CONSTANT_URL, timeout=10) as constant,
+        ):
             while not done.is_set():
                 for terminal in _running_terminals(repo):
-                    started = time.perf_counter()
-                    client.get(f"/terminals/{terminal}")
-                    latencies.append(time.perf_counter() - started)
+                    for http, into in ((client, latencies), (constant, floor)):
+                        started = time.perf_counter()
+                        http.get(f"/terminals/{terminal}")
+                        into.append(time.perf_counter() - started)
                 time.sleep(0.05)
 
     poller = threading.Thread(target=poll, daemon=True)
@@ -139,7 +159,7 @@ def _batch(
     if probe:
         poller.join()
     cpu = CpuSnapshot.take(server_pid, tmux_server_pid(server.tmux_socket)).since(cpu_before)
-    return BatchRun(wall, latencies, cpu)
+    return BatchRun(wall, latencies, cpu, floor)
 
 
 def _ledger(repo: Path) -> dict:
@@ -191,10 +211,32 @@ def _at_once(root: Path, server: ServerProcess, count: int, alone: BatchRun) -> 
     )
     print(
         f"  GET /terminals/{{id}} under that load: p99 {run.p99_ms:.1f} ms "
-        f"({len(run.latencies)} requests)"
+        f"({len(run.latencies)} requests); a constant answer on the same stack, probed in "
+        f"turn: p99 {run.floor_p99_ms:.1f} ms"
     )
     print(f"  {run.cpu.describe(count)}")
     _print_others(_ledger(repo)["features"])
+
+
+@contextlib.contextmanager
+def _constant_server() -> Iterator[None]:
+    """`constant_server.py` on `_CONSTANT_PORT` until the bench ends."""
+    process = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("constant_server.py")), _CONSTANT_PORT],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{_CONSTANT_URL}/terminals/t", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def _load() -> str:
@@ -210,7 +252,10 @@ def main() -> None:
     parser.add_argument("--skip-loops", action="store_true")
     parser.add_argument("--skip-large", action="store_true")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="baton-batch-bench-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="baton-batch-bench-") as tmp,
+        _constant_server(),
+    ):
         root = Path(tmp)
         with running_baton_server(root / "server") as server:
             repo, backlog = _sample(root / "one", 1)
