@@ -12,14 +12,14 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tests.support.host_job import dump_job
 from tests.support.run_env import RUN_VARIABLES
 from tests.support.server import kill_marked_processes
+from tests.support.waiting import wait_until
 
 from baton.batch.host_server import stop_host_server
 from baton.batch.job import FeatureJob, FeatureOutcome, RemoteSpec, run_feature_job
@@ -144,13 +144,8 @@ def marker() -> Iterator[str]:
     kill_marked_processes(value)
 
 
-def _wait_for(condition: object, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {condition}")
+def _wait_for(condition: Callable[[], object], timeout: float = 180.0) -> None:
+    wait_until(condition, timeout, interval=0.1, message=f"{condition} never held")
 
 
 def _prompts(worktree: Path) -> set[str]:

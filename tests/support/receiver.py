@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support.waiting import poll
 
 __all__ = ["Received", "Receiver", "running_receiver"]
 
@@ -34,9 +35,7 @@ class Receiver:
     def wait_for(self, path: str, count: int = 1, timeout: float = 30.0) -> list[Received]:
         """The requests to `path` once there are `count` of them (a test step, not a timing
         assertion)."""
-        deadline = time.monotonic() + timeout
-        while len(self.received(path)) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
+        poll(lambda: len(self.received(path)) >= count, timeout)
         return self.received(path)
 
 

@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from tests.support.waiting import poll
 
 from baton.server.processes import kill_processes_with_env
 
@@ -165,19 +165,20 @@ class ServerProcess:
         raise RuntimeError(f"baton serve did not become healthy; log:\n{self.log()}")
 
     def _wait_healthy(self) -> bool:
-        deadline = time.monotonic() + _STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                return False
+        process = self.process
+        assert process is not None
+
+        def outcome() -> str:
+            if process.poll() is not None:
+                return "exited"
             try:
                 healthy = httpx.get(f"{self.base_url}/health", timeout=2).status_code == 200
             except httpx.HTTPError:
                 healthy = False
             # Another test's server may have taken the same free port first: only ours counts.
-            if healthy and listens_on(self.process.pid, self.port):
-                return True
-            time.sleep(0.05)
+            return "healthy" if healthy and listens_on(process.pid, self.port) else ""
+
+        return poll(outcome, _STARTUP_SECONDS) == "healthy"
         return False
 
     def stop(self) -> None:
@@ -266,14 +267,14 @@ def wait_for_status(
     client: httpx.Client, terminal_id: str, wanted: set[str], *, timeout: float = 30.0
 ) -> str:
     """Poll `GET /terminals/{id}` until its status is one of `wanted`; the last status seen."""
-    deadline = time.monotonic() + timeout
-    status = ""
-    while time.monotonic() < deadline:
-        status = client.get(f"/terminals/{terminal_id}").json()["status"]
-        if status in wanted:
-            return status
-        time.sleep(0.05)
-    return status
+    seen = [""]
+
+    def reached() -> bool:
+        seen[0] = client.get(f"/terminals/{terminal_id}").json()["status"]
+        return seen[0] in wanted
+
+    poll(reached, timeout)
+    return seen[0]
 
 
 def create_scripted_terminal(

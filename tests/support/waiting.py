@@ -10,9 +10,23 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["wait_until"]
+__all__ = ["poll", "wait_until"]
 
 T = TypeVar("T")
+
+
+def poll(condition: Callable[[], T], timeout: float = 30.0, *, interval: float = 0.05) -> T:
+    """Call `condition` until it returns something truthy or `timeout` passes; its last value.
+
+    For a step whose caller judges the outcome itself (a status to compare, a check that
+    something did not happen). The condition is always called once more at the deadline.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
 
 
 def wait_until(
@@ -28,11 +42,7 @@ def wait_until(
     seconds. The condition is always called once more at the deadline, so a slow
     machine never fails a wait whose condition holds by then.
     """
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"{message} within {timeout:g}s (last: {value!r})")
-        time.sleep(interval)
+    value = poll(condition, timeout, interval=interval)
+    if not value:
+        raise AssertionError(f"{message} within {timeout:g}s (last: {value!r})")
+    return value

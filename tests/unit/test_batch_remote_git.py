@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.waiting import poll
 
 from baton.batch.remote_git import (
     CHECKPOINT_TRAILER,
@@ -172,12 +173,8 @@ def test_the_gate_follows_a_state_saved_again_while_it_waits(
 
     def asked_for(content: str) -> bool:
         digest = hashlib.sha256(content.encode()).hexdigest()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if want_path_for(state).exists() and want_path_for(state).read_text() == digest:
-                return True
-            time.sleep(0.01)
-        return False
+        want = want_path_for(state)
+        return poll(lambda: want.exists() and want.read_text() == digest, 10, interval=0.01)
 
     def save_again_then_acknowledge() -> None:
         if not asked_for('{"version": 1}'):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.server import ServerProcess, running_baton_server
+from tests.support.waiting import poll
 
 from baton.demo.sample import write_sample_project
 
@@ -125,14 +125,15 @@ class PrivateTmux:
 
     def wait_for(self, text: str, timeout: float = 30.0) -> str:
         """The screen once `text` is on it (the last screen in the failure message if never)."""
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+        screens = [""]
+
+        def shows() -> bool:
+            screens[0] = self.screen()
+            return text in screens[0]
+
+        if not poll(shows, timeout, interval=0.1):
+            raise AssertionError(f"{text!r} never appeared; the screen was:\n{screens[0]}")
+        return screens[0]
 
     def pane_dead(self) -> bool:
         return self.tmux("display-message", "-p", "-t", "view", "#{pane_dead}").strip() == "1"

@@ -12,7 +12,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 from tests.integration.cockpit.conftest import PrivateTmux, baton_env
 from tests.support.browser import dump_dom, screenshot
 from tests.support.server import ServerProcess, running_baton_server
+from tests.support.waiting import poll
 
 from baton.demo.sample import write_sample_project
 
@@ -35,15 +35,16 @@ def asking_server(tmp_path: Path) -> Iterator[ServerProcess]:
 def _wait_for(
     path: Path, pattern: str, process: subprocess.Popen[str], timeout: float = 120
 ) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def found_or_ended() -> str:
         text = path.read_text(errors="replace")
         if re.search(pattern, text):
             return text
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    raise AssertionError(f"{pattern!r} not in the run's log:\n{path.read_text()[-3000:]}")
+        return "(the run ended)" if process.poll() is not None else ""
+
+    text = poll(found_or_ended, timeout, interval=0.1)
+    if not re.search(pattern, text):
+        raise AssertionError(f"{pattern!r} not in the run's log:\n{path.read_text()[-3000:]}")
+    return text
 
 
 def _baton(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.tmux
 
@@ -332,38 +333,32 @@ def test_inbox_delivers_when_the_receiver_rests_one_message_per_rest(
             "status",
             "created_at",
         }
+
         # It rests, takes the first one, works on it; the second waits for the next rest.
-        deadline = time.monotonic() + 30
-        statuses: list[tuple[str, str]] = []
-        while time.monotonic() < deadline:
+        def statuses() -> list[tuple[str, str]]:
             messages = client.get(f"/terminals/{receiver}/inbox/messages").json()
-            statuses = [(m["status"], m["message"]) for m in messages]
-            if statuses[0][0] == "delivered":
-                break
-            time.sleep(0.1)
-        assert statuses == [("delivered", "first note"), ("pending", "second note")]
+            return [(m["status"], m["message"]) for m in messages]
+
+        wait_until(lambda: statuses()[0][0] == "delivered", 30, interval=0.1)
+        assert statuses() == [("delivered", "first note"), ("pending", "second note")]
         wait_for_status(client, receiver, {"completed"}, timeout=30)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def delivered() -> list[str]:
             messages = client.get(
                 f"/terminals/{receiver}/inbox/messages", params={"status": "delivered"}
             ).json()
-            if len(messages) == 2:
-                break
-            time.sleep(0.1)
-        assert [m["message"] for m in messages] == ["first note", "second note"]
+            return [m["message"] for m in messages]
+
+        wait_until(lambda: len(delivered()) == 2, 30, interval=0.1)
+        assert delivered() == ["first note", "second note"]
         wait_for_status(client, receiver, {"completed"}, timeout=30)
+
         # Both reached the CLI as typed text (its scrollback shows them once drawn).
-        deadline = time.monotonic() + 10
-        output = ""
-        while time.monotonic() < deadline:
-            output = client.get(f"/terminals/{receiver}/output", params={"mode": "full"}).json()[
-                "output"
-            ]
-            if "first note" in output and "second note" in output:
-                break
-            time.sleep(0.2)
-        assert "first note" in output and "second note" in output, output
+        def output() -> str:
+            full = client.get(f"/terminals/{receiver}/output", params={"mode": "full"})
+            return str(full.json()["output"])
+
+        wait_until(lambda: "first note" in output() and "second note" in output(), 10, interval=0.2)
 
 
 def test_a_message_the_receiver_ignores_holds_the_next_one_back(
@@ -380,11 +375,7 @@ def test_a_message_the_receiver_ignores_holds_the_next_one_back(
             ("/noop", "delivered"),
             ("real work", "pending"),
         ]
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and messages[1]["status"] == "pending":
-            time.sleep(0.2)
-            messages = client.get(post).json()
-        assert messages[1]["status"] == "delivered"
+        wait_until(lambda: client.get(post).json()[1]["status"] == "delivered", 30, interval=0.2)
         assert wait_for_status(client, receiver, {"completed"}) == "completed"
 
 
@@ -490,10 +481,7 @@ def test_keys_are_pressed_one_at_a_time_and_refused_once_the_cli_exited(
         for key in ("h", "i"):
             pressed = client.post(f"/terminals/{terminal}/key", params={"key": key})
             assert pressed.status_code == 200 and pressed.json() == {"success": True}
-        deadline = time.monotonic() + 10
-        while "› hi" not in baton_server.screen() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "› hi" in baton_server.screen()
+        wait_until(lambda: "› hi" in baton_server.screen(), 10, message="the keys never showed")
         assert client.post(f"/terminals/{terminal}/key", params={"key": "Enter"}).is_success
         assert wait_for_status(client, terminal, {"completed"}) == "completed"
         # Exactly one key: no trailing newline (typed as text plus Enter), no `;` (tmux's

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.server import ServerProcess, create_scripted_terminal
-from tests.support.waiting import wait_until
+from tests.support.waiting import poll, wait_until
 
 pytestmark = pytest.mark.tmux
 
@@ -73,12 +73,7 @@ def test_the_marker_command_runs_when_tmux_is_given_it(
 
 
 def _marker_appears(marker: Path, within: float) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if marker.exists():
-            return True
-        time.sleep(0.05)
-    return marker.exists()
+    return poll(marker.exists, within)
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES, ids=range(len(HOSTILE_NAMES)))
