@@ -288,7 +288,6 @@ class TerminalCreator:
         provider, ctx = self.runtime.provider(record)
         deadline = time.monotonic() + self.timings.startup_timeout
         while time.monotonic() < deadline:
-            mark = self._change_mark(record)
             if self.reader.exited(record):
                 return
             screen = self.reader.screen(record)
@@ -299,36 +298,13 @@ class TerminalCreator:
                 # answered twice (and the answer never lands in the next one).
                 answered = time.monotonic() + 3.0
                 while time.monotonic() < min(answered, deadline):
-                    mark = self._wait_for_change(record, mark, deadline)
+                    time.sleep(_POLL_SECONDS * 2)
                     if self.reader.screen(record) != screen:
                         break
                 continue
             if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
                 return
-            self._wait_for_change(record, mark, deadline)
-
-    def _change_mark(self, record: TerminalRecord) -> tuple[int, tuple[int, int] | None]:
-        """The watcher's generation and what it last saw of this terminal's files."""
-        live = self.watcher.get(record.id)
-        return self.watcher.generation, live.evaluated if live is not None else None
-
-    def _wait_for_change(
-        self, record: TerminalRecord, mark: tuple[int, tuple[int, int] | None], deadline: float
-    ) -> tuple[int, tuple[int, int] | None]:
-        """Until the watcher has seen this terminal's screen or files change since `mark`,
-        for at most `_POLL_SECONDS * 2` (what a file alone can tell: MCP servers up); the
-        new mark. A CLI's prompt or a dialog's reaction is acted on as it is drawn."""
-        seen, before = mark
-        until = min(deadline, time.monotonic() + _POLL_SECONDS * 2)
-        while (left := until - time.monotonic()) > 0:
-            if self.watcher.get(record.id) is None:  # no model to hear from: wait it out
-                time.sleep(left)
-                break
-            seen = self.watcher.wait_changed(seen, left)
-            live = self.watcher.get(record.id)
-            if live is not None and live.evaluated != before:
-                break
-        return self._change_mark(record)
+            time.sleep(_POLL_SECONDS * 2)
 
 
 def _window_name(profile_name: str, terminal_id: str) -> str:
