@@ -3,7 +3,8 @@
 # own clients and its own test suite, headless Chromium), then run the linters, the type checker and the whole
 # test suite: unit, integration (real tmux and HTTP) and end to end (real Codex and Claude
 # Code against scripted model servers on loopback, driven by Baton and by CAO's clients),
-# on one pytest-xdist worker per CPU. Arguments go to pytest.
+# on two pytest-xdist workers per CPU (the tests wait more than they compute). Arguments
+# go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,10 +13,12 @@ usage() {
 usage: bash scripts/test.sh [pytest arguments]
 
 Installs what the tests need, runs ruff and mypy, then the whole suite (every tier) on
-one worker per CPU (pytest-xdist, --dist loadgroup: tests/support/scheduling.py decides
-which tests share a worker). Arguments are passed to pytest:
+two workers per CPU (pytest-xdist -n auto, see tests/conftest.py; --dist loadgroup:
+tests/support/scheduling.py decides which tests share a worker). Arguments are passed
+to pytest:
   bash scripts/test.sh -q                      everything, quietly (what CI runs)
   bash scripts/test.sh -n 0                    everything, in this one process
+  PYTEST_XDIST_AUTO_NUM_WORKERS=2 bash scripts/test.sh   on two workers
   bash scripts/test.sh tests/integration/server   one folder, one file or one test
 
 The tiers, once installed (.venv/bin/pytest, from the repository's root):

@@ -58,6 +58,14 @@ def pytest_configure_node(node: Any) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """(pytest-xdist) `-n auto`: two workers per CPU (tests/support/scheduling.py)."""
+    from tests.support.scheduling import auto_worker_count
+
+    return auto_worker_count(os.environ, len(os.sched_getaffinity(0)))
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadgroup`: the suite's own grouping (tests/support/scheduling.py)."""
     if config.getvalue("dist") != "loadgroup":

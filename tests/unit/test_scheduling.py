@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from tests.support.scheduling import session_fixture_names, shares_module_state, unit_of_work
+from tests.support.scheduling import (
+    auto_worker_count,
+    session_fixture_names,
+    shares_module_state,
+    unit_of_work,
+)
 
 
 def test_the_session_fixtures_are_found_in_the_conftest_files() -> None:
@@ -35,3 +40,10 @@ def test_the_files_sharing_a_session_fixture_are_one_unit() -> None:
     assert unit_of_work("tests/integration/server/test_api.py::test_health") == (
         "fixture:shared_baton_server"
     )
+
+
+def test_auto_starts_two_workers_per_cpu_unless_the_environment_names_a_number() -> None:
+    assert auto_worker_count({}, 2) == 4
+    assert auto_worker_count({}, 0) == 2
+    assert auto_worker_count({"PYTEST_XDIST_AUTO_NUM_WORKERS": "3"}, 2) is None
+    assert auto_worker_count({"PYTEST_XDIST_AUTO_NUM_WORKERS": ""}, 2) == 4
