@@ -7,10 +7,13 @@ which reads the files.
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -145,3 +148,61 @@ def test_the_cli_is_starting_until_it_is_done_with_every_server(
     elsewhere = tmp_path / "other-runtime"
     elsewhere.mkdir()
     assert not provider.starting(TerminalContext("5e6f7a8b", tmp_path, profile, elsewhere, env={}))
+
+
+class _AnswersAtOnce(io.RawIOBase):
+    """A server whose answer to a line is read and passed on to the CLI before the write
+    of that line returns: the earliest an answer can come back."""
+
+    def __init__(self, cli_out: _ToCli) -> None:
+        read, self._write_end = os.pipe()
+        self.stdout = os.fdopen(read, "rb")
+        self.cli_out = cli_out
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, line: object) -> int:
+        request = json.loads(bytes(line))  # type: ignore[call-overload]
+        answer = _line(id=request["id"], result={"tools": []}).encode()
+        os.write(self._write_end, answer)
+        assert self.cli_out.passed_on.wait(10), "the answer never reached the CLI"
+        return len(answer)
+
+    def close(self) -> None:
+        if not self.closed:  # the relay closes it at the CLI's end of input
+            os.close(self._write_end)
+        super().close()
+
+
+class _ToCli(io.BytesIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.passed_on = threading.Event()
+
+    def flush(self) -> None:
+        super().flush()
+        if self.getvalue():
+            self.passed_on.set()
+
+
+def test_an_answer_back_before_the_request_is_noted_still_marks_the_file(
+    tmp_path: Path,
+) -> None:
+    ready = tmp_path / "ready"
+    settled = mcp_relay._Settled(str(ready))
+    cli_out = _ToCli()
+    server = _AnswersAtOnce(cli_out)
+    cli_in = io.BytesIO(_line(id=1, method="tools/list").encode())
+    try:
+        relay = threading.Thread(
+            target=mcp_relay.relay_streams,
+            args=(cli_in, cli_out, server, server.stdout, settled),
+            daemon=True,
+        )
+        relay.start()
+        wait_until(cli_out.passed_on.is_set, timeout=10)
+        wait_until(ready.exists, timeout=2, message="no ready file")
+    finally:
+        server.close()
+    relay.join(timeout=10)

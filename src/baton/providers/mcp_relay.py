@@ -132,18 +132,39 @@ def _key(value: Any) -> str:
     return json.dumps(value)
 
 
-def _pump(source: IO[bytes], sink: IO[bytes], seen: Any) -> None:
-    """Copy `source` to `sink` line by line, flushing each, until either end closes."""
+def _pump(source: IO[bytes], sink: IO[bytes], *, before: Any = None, after: Any = None) -> None:
+    """Copy `source` to `sink` line by line, flushing each, until either end closes;
+    `before` sees a line before it is passed on, `after` once it has been."""
     try:
         for line in iter(source.readline, b""):
+            if before is not None:
+                before(line)
             sink.write(line)
             sink.flush()
-            seen(line)
+            if after is not None:
+                after(line)
     except (OSError, ValueError):
         pass
     finally:
         with contextlib.suppress(OSError, ValueError):
             sink.close()
+
+
+def relay_streams(
+    cli_in: IO[bytes],
+    cli_out: IO[bytes],
+    server_in: IO[bytes],
+    server_out: IO[bytes],
+    settled: _Settled,
+) -> None:
+    """Copy the CLI's lines to the server (on a thread) and the server's back, until the
+    server's output ends. A request is noted before the server can see it (its answer
+    may be back before the copying thread runs again), an answer once the CLI has it."""
+    to_server = threading.Thread(
+        target=_pump, args=(cli_in, server_in), kwargs={"before": settled.client_line}, daemon=True
+    )
+    to_server.start()
+    _pump(server_out, cli_out, after=settled.server_line)
 
 
 def main(argv: list[str]) -> int:
@@ -167,11 +188,7 @@ def main(argv: list[str]) -> int:
 
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, stop)
-    to_server = threading.Thread(
-        target=_pump, args=(sys.stdin.buffer, server.stdin, settled.client_line), daemon=True
-    )
-    to_server.start()
-    _pump(server.stdout, sys.stdout.buffer, settled.server_line)
+    relay_streams(sys.stdin.buffer, sys.stdout.buffer, server.stdin, server.stdout, settled)
     code = server.wait()
     settled.mark()  # ended: the CLI goes on without it
     return code
