@@ -112,18 +112,13 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A plain `pytest` leaves the slow tiers out (and says so at the end); with them, the
-    tiers are mixed in the order the workers take them (tests/support/scheduling.py)."""
+    """A plain `pytest` leaves the slow tiers out (and says so at the end)."""
     slow = [item for item in items if tier_of(item.path) is not None]
     if slow and _fast_tier_only(config):
         chosen = set(map(id, slow))
         items[:] = [item for item in items if id(item) not in chosen]
         config.hook.pytest_deselected(items=slow)
         config.stash[_DESELECTED_KEY] = len(slow)
-    elif slow:
-        from tests.support.scheduling import mixed_tiers
-
-        items[:] = mixed_tiers(items, lambda item: item.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -10,11 +10,8 @@ groups from the test ids alone, on the controller:
   setup) is one unit: they start once;
 - the files that use one of this suite's session-scoped fixtures (found by reading the
   conftest files) are one unit: that fixture starts once in the run;
-- units are handed out in the order `mixed_tiers` puts them: the end-to-end units (the
-  longest start first), each followed by two integration units, then the unit tests,
-  which balance the end. An end-to-end test mostly computes (the agent CLIs), an
-  integration test mostly waits (timers, turns, servers kept down on purpose): mixed,
-  the CPUs stay busy through the run instead of saturated, then half idle.
+- units are handed out in collection order (end to end first: the longest tests start
+  while the other workers have work left to balance the end).
 
 `-n auto` starts two workers per CPU: the suite waits more than it computes (agents'
 turns, stall timers, servers kept down on purpose). With one worker per CPU the CPUs sat
@@ -26,10 +23,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
 
 from xdist.scheduler.loadscope import LoadScopeScheduling
 
@@ -37,15 +33,12 @@ __all__ = [
     "WORKERS_PER_CPU",
     "SuiteScheduling",
     "auto_worker_count",
-    "mixed_tiers",
     "session_fixture_names",
     "shares_module_state",
     "unit_of_work",
 ]
 
 WORKERS_PER_CPU = 2
-# Integration units handed out after each end-to-end unit.
-INTEGRATION_PER_E2E = 2
 _TESTS = Path(__file__).resolve().parents[1]
 _ROOT = _TESTS.parent
 
@@ -108,30 +101,6 @@ def unit_of_work(nodeid: str) -> str:
     if not path.startswith(("tests/integration/", "tests/e2e/")):
         return nodeid
     return _group_of_file(path) or nodeid
-
-
-_Test = TypeVar("_Test")
-
-
-def mixed_tiers(tests: Sequence[_Test], nodeid: Callable[[_Test], str]) -> list[_Test]:
-    """`tests` in the order to hand them out (see the module's docstring); the tests of one
-    unit of work stay together, in their own order."""
-    units: dict[str, list[_Test]] = {}
-    for test in tests:
-        units.setdefault(unit_of_work(nodeid(test)), []).append(test)
-    by_tier: dict[str, list[list[_Test]]] = {"e2e": [], "integration": [], "": []}
-    for members in units.values():
-        path = nodeid(members[0])
-        tier = next((t for t in ("e2e", "integration") if path.startswith(f"tests/{t}/")), "")
-        by_tier[tier].append(members)
-    e2e, integration = by_tier["e2e"], by_tier["integration"]
-    ordered: list[list[_Test]] = []
-    while e2e or integration:
-        ordered += e2e[:1]
-        ordered += integration[:INTEGRATION_PER_E2E]
-        del e2e[:1], integration[:INTEGRATION_PER_E2E]
-    ordered += by_tier[""]
-    return [test for members in ordered for test in members]
 
 
 def auto_worker_count(environ: Mapping[str, str], cpus: int) -> int | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from tests.support.scheduling import (
     auto_worker_count,
-    mixed_tiers,
     session_fixture_names,
     shares_module_state,
     unit_of_work,
@@ -48,27 +47,3 @@ def test_auto_starts_two_workers_per_cpu_unless_the_environment_names_a_number()
     assert auto_worker_count({}, 0) == 2
     assert auto_worker_count({"PYTEST_XDIST_AUTO_NUM_WORKERS": "3"}, 2) is None
     assert auto_worker_count({"PYTEST_XDIST_AUTO_NUM_WORKERS": ""}, 2) == 4
-
-
-def test_the_tiers_are_mixed_and_a_unit_of_work_stays_together() -> None:
-    e2e = [f"tests/e2e/test_agent_restart.py::test_a[{n}]" for n in "abc"]
-    integration = [f"tests/integration/test_i{n}.py::test_x" for n in range(5)]
-    shared = [
-        "tests/integration/server/test_api.py::test_health",
-        "tests/integration/server/test_api.py::test_list",
-    ]
-    units = ["tests/unit/test_a.py::test_1", "tests/unit/test_b.py::test_2"]
-    collected = units[:1] + e2e + shared[:1] + integration + shared[1:] + units[1:]
-    assert (
-        mixed_tiers(collected, str)
-        == [
-            e2e[0],
-            *shared,  # one unit (a session fixture), where its first test was
-            integration[0],
-            e2e[1],
-            *integration[1:3],
-            e2e[2],
-            *integration[3:5],
-            *units,
-        ]
-    )
