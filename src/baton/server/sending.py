@@ -234,12 +234,34 @@ class InputSender:
     # -- keys and liveness ------------------------------------------------------------------
 
     def exit_terminal(self, terminal_id: str) -> None:
-        """Ask the CLI to quit with its own exit keys; nothing is typed once it has exited."""
+        """Ask the CLI to quit with its own exit keys; nothing is typed once it has exited.
+
+        One key at a time, each once the screen shows the one before read (at most
+        `key_read_limit`): a CLI that reads two keys at once can take them for one input,
+        Ctrl-C Ctrl-C for an unknown one, and stay.
+        """
         record = self.reader.record(terminal_id)
         provider, _ = self.runtime.provider(record)
         with self.runtime.lock_for(terminal_id):
-            if not self.reader.exited(record):
-                self.tmux.send_keys(record.pane, provider.exit_keys)
+            for index, key in enumerate(provider.exit_keys):
+                if self.reader.exited(record):
+                    return
+                before = self.reader.screen(record)
+                self.tmux.send_keys(record.pane, [key])
+                if index < len(provider.exit_keys) - 1:
+                    self._until_screen_moves(record, before, self.timings.key_read_limit)
+
+    def _until_screen_moves(self, record: TerminalRecord, before: str, limit: float) -> None:
+        """Until the screen differs from `before` or `limit` seconds pass; woken by the
+        screen model's evaluations, never by polling."""
+        watcher = self.reader.watcher
+        seen = watcher.generation
+        deadline = time.monotonic() + limit
+        while self.reader.screen(record) == before:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            seen = watcher.wait_changed(seen, left)
 
     def require_alive(self, record: TerminalRecord) -> None:
         """TerminalExitedError (409) once the terminal's CLI has exited."""
