@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from tests.e2e.model.brain import Brain
 from tests.e2e.model.cao_tasks import DISOBEY
 from tests.e2e.team import team_server
+from tests.support.waiting import poll
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -76,14 +76,15 @@ def _turn(client: httpx.Client, model: Any, brain: Brain, profile: str, project:
     before = len(model.requests)
     sent = client.post(f"/terminals/{terminal}/input", json={"message": prompt})
     assert sent.status_code == 200, sent.text
-    deadline = time.monotonic() + _WAIT_SECONDS
     results: list[str] = []
-    while time.monotonic() < deadline:
+
+    def answered() -> bool:
+        nonlocal results
         status = client.get(f"/terminals/{terminal}").json()["status"]
         results = [text for body in model.requests[before:] for text in _tool_results(body)]
-        if results and status in ("completed", "error") and not brain.open_turns():
-            break
-        time.sleep(0.2)
+        return bool(results) and status in ("completed", "error") and not brain.open_turns()
+
+    poll(answered, _WAIT_SECONDS, interval=0.2)
     return "\n".join(results)
 
 

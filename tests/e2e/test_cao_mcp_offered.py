@@ -10,7 +10,6 @@ import json
 import os
 import secrets
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import codex_environment, openai_model_server
 from tests.e2e.team import team_server
 from tests.support.server import running_baton_server, wait_for_status
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -54,8 +54,8 @@ def _mcp_server_of(
     terminal_id: str, timeout: float = 60.0, *, other_than: str | None = None
 ) -> tuple[str, dict[str, str]]:
     """A cao-mcp-server process of the terminal (one whose token is not `other_than`)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def started() -> tuple[str, dict[str, str]] | None:
         for cmdline, env in _processes():
             if (
                 _runs_cao_mcp_server(cmdline)
@@ -63,8 +63,10 @@ def _mcp_server_of(
                 and (other_than is None or env.get("CAO_AUTH_LOCAL_TOKEN") != other_than)
             ):
                 return cmdline, env
-        time.sleep(0.2)
-    raise AssertionError(f"no cao-mcp-server started for terminal {terminal_id}")
+        return None
+
+    message = f"no cao-mcp-server started for terminal {terminal_id}"
+    return wait_until(started, timeout, interval=0.2, message=message)
 
 
 def test_codex_agent_gets_cao_mcp_server_with_its_own_token(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ work: the model asks its Bash tool to write the response file named in the promp
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from tests.e2e.model.anthropic_messages import (
 from tests.e2e.model.brain import Brain, Misbehaviour
 from tests.support.privacy import command_lines_containing, not_private
 from tests.support.server import ServerProcess, running_baton_server
+from tests.support.waiting import poll, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -90,8 +90,8 @@ def _statuses_until(rig: ClaudeRig, terminal: str, final: set[str]) -> list[str]
     While the model has a turn open, the status must never read as finished.
     """
     seen: list[str] = []
-    deadline = time.monotonic() + _WAIT_SECONDS
-    while time.monotonic() < deadline:
+
+    def finished() -> bool:
         open_before = bool(rig.model.brain.open_turns())
         status = rig.client.get(f"/terminals/{terminal}").json()["status"]
         open_after = bool(rig.model.brain.open_turns())
@@ -99,9 +99,9 @@ def _statuses_until(rig: ClaudeRig, terminal: str, final: set[str]) -> list[str]
             seen.append(status)
         if open_before and open_after:
             assert status in ("processing", "waiting_user_answer"), seen
-        if status in final and not open_after:
-            return seen
-        time.sleep(0.1)
+        return status in final and not open_after
+
+    poll(finished, _WAIT_SECONDS, interval=0.1)
     return seen
 
 
@@ -181,12 +181,12 @@ def test_deleting_the_terminal_leaves_no_claude_behind(rig: ClaudeRig) -> None:
 def test_exit_keys_quit_the_cli(rig: ClaudeRig) -> None:
     terminal = _create(rig, "system_analyst")
     assert rig.client.post(f"/terminals/{terminal}/exit").json() == {"success": True}
-    deadline = time.monotonic() + _WAIT_SECONDS
-    status = ""
-    while time.monotonic() < deadline and status != "error":
-        status = rig.client.get(f"/terminals/{terminal}").json()["status"]
-        time.sleep(0.1)
-    assert status == "error"  # the CLI exited: its pane is dead
+
+    def status() -> str:
+        return str(rig.client.get(f"/terminals/{terminal}").json()["status"])
+
+    # The CLI exited: its pane is dead.
+    wait_until(lambda: status() == "error", _WAIT_SECONDS, interval=0.1, message="no error")
     assert _claude_pids(rig.project) == []
 
 

@@ -20,6 +20,7 @@ from tests.e2e.clis import require_cli
 from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import codex_environment, openai_model_server
 from tests.e2e.record_codex import response_prompt
+from tests.support.waiting import poll
 
 from baton.screen import normalize_screen
 from baton.server.app import ServerHandle, ServerOptions, run_server_in_thread
@@ -94,27 +95,19 @@ def test_codex_screens_and_statuses_from_memory_equal_capture_pane(
 
     def check_at_rest() -> None:
         """Compare once the pane is quiet (Codex may still redraw its footer)."""
-        deadline = time.monotonic() + 10
-        while not check() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        poll(check, 10, interval=0.1)
 
     check_at_rest()  # after startup
     for name in ("analyst_summary.md", "programmer_summary.md"):
         prompt = response_prompt(project, name, "Round: 1\nDo it.")
         assert client.post(f"/terminals/{terminal}/input", json={"message": prompt}).is_success
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            outcome = _compare(server, live)
-            if outcome is not None:
-                compared += 1
-                if outcome != (True, True):
-                    differences.append((outcome, live.emulator.visible()))
-            if (
-                str(live.status) == "completed"
-                and (project / ".tmp/agent-responses" / name).exists()
-            ):
-                break
-            time.sleep(0.02)
+        answer = project / ".tmp/agent-responses" / name
+
+        def compared_until_answered(answer: Path = answer) -> bool:
+            check()
+            return str(live.status) == "completed" and answer.exists()
+
+        poll(compared_until_answered, 90, interval=0.02)
         assert str(live.status) == "completed"
         check_at_rest()  # the finished turn
     assert compared >= 3

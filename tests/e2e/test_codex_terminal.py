@@ -7,7 +7,6 @@ does real work: the model asks it to run shell commands that write the response 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from tests.e2e.model.openai_responses import (
 from tests.e2e.record_codex import response_prompt
 from tests.support.privacy import command_lines_containing, not_private
 from tests.support.server import ServerProcess, running_baton_server, wait_for_status
+from tests.support.waiting import poll, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -69,14 +69,14 @@ def _create(rig: CodexRig) -> str:
 def _statuses_until(rig: CodexRig, terminal: str, final: set[str]) -> list[str]:
     """Poll the terminal's status until it is one of `final`; every status seen."""
     seen: list[str] = []
-    deadline = time.monotonic() + _WAIT_SECONDS
-    while time.monotonic() < deadline:
+
+    def finished() -> bool:
         status = rig.client.get(f"/terminals/{terminal}").json()["status"]
         if not seen or seen[-1] != status:
             seen.append(status)
-        if status in final and not rig.model.brain.open_turns():
-            return seen
-        time.sleep(0.1)
+        return status in final and not rig.model.brain.open_turns()
+
+    poll(finished, _WAIT_SECONDS, interval=0.1)
     return seen
 
 
@@ -203,9 +203,7 @@ def test_a_terminal_with_its_own_codex_home_uses_its_config(rig: CodexRig, tmp_p
     _send(rig, terminal, "Say hello.")
     seen = _statuses_until(rig, terminal, {"completed", "error"})
     assert seen[-1] == "completed", seen
-    deadline = time.monotonic() + 10
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(marker.exists, 10, interval=0.1, message="no notify record")
     assert "agent-turn-complete" in marker.read_text(encoding="utf-8")
     # Codex kept this terminal's session under its own home, where the last answer is read.
     assert list((home / "sessions").rglob("rollout-*.jsonl"))

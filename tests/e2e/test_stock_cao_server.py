@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.support.server import MARKER_VARIABLE, free_port, kill_marked_processes
+from tests.support.waiting import poll
 
 from baton.demo.sample import write_sample_project
 from baton.orchestrator.events import read_events
@@ -116,15 +116,16 @@ def stock_cao_server() -> Iterator[StockCao]:
 
 
 def _wait_healthy(server: StockCao, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + _STARTUP_SECONDS
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if process.poll() is not None:
             raise RuntimeError(f"cao-server exited:\n{server.log()}")
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{server.url}/health", timeout=2).status_code == 200:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"cao-server did not become healthy:\n{server.log()}")
+            return httpx.get(f"{server.url}/health", timeout=2).status_code == 200
+        return False
+
+    if not poll(healthy, _STARTUP_SECONDS, interval=0.2):
+        raise RuntimeError(f"cao-server did not become healthy:\n{server.log()}")
 
 
 def test_the_whole_loop_runs_against_a_stock_cao_server_with_mock_cli(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ CLI's whole loop counts and prices every turn's tokens (`tests/e2e/loop_checks.p
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from tests.e2e.model import anthropic_messages, openai_responses
 from tests.e2e.model.brain import Brain
 from tests.e2e.record_codex import response_prompt
 from tests.support.server import running_baton_server
+from tests.support.waiting import poll
 
 pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 
@@ -42,14 +42,15 @@ def _create(client: httpx.Client, provider: str, project: Path) -> str:
 def _turn(client: httpx.Client, terminal: str, prompt: str, brain: Brain) -> None:
     response = client.post(f"/terminals/{terminal}/input", json={"message": prompt})
     assert response.status_code == 200, response.text
-    deadline = time.monotonic() + _WAIT_SECONDS
     status = ""
-    while time.monotonic() < deadline:
+
+    def completed() -> bool:
+        nonlocal status
         status = client.get(f"/terminals/{terminal}").json()["status"]
-        if status == "completed" and not brain.open_turns():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"the turn did not complete (last status {status})")
+        return status == "completed" and not brain.open_turns()
+
+    if not poll(completed, _WAIT_SECONDS, interval=0.2):
+        pytest.fail(f"the turn did not complete (last status {status})")
 
 
 def _usage_after(
@@ -57,14 +58,15 @@ def _usage_after(
 ) -> dict[str, Any]:
     """The terminal's usage once it matches (the CLI writes its record a moment after the
     turn ends on screen), else the last reading."""
-    deadline = time.monotonic() + 15
     usage: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+
+    def matches() -> bool:
+        nonlocal usage
         usage = client.get(f"/terminals/{terminal}/usage").json()
         counts = {k: usage[k] for k in ("input_tokens", "cached_input_tokens", "output_tokens")}
-        if counts == expected():
-            break
-        time.sleep(0.2)
+        return counts == expected()
+
+    poll(matches, 15, interval=0.2)
     return usage
 
 

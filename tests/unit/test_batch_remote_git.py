@@ -142,11 +142,9 @@ def test_the_gate_waits_for_the_digest_of_the_saved_state(
 
     def acknowledge() -> None:
         want = want_path_for(state)
-        deadline = time.monotonic() + 10
-        while not want.exists():  # the job sees what the loop asks for, pushes, answers
-            if time.monotonic() > deadline:
-                return
-            time.sleep(0.01)
+        # The job sees what the loop asks for, pushes, answers.
+        if not poll(want.exists, 10, interval=0.01):
+            return
         released.set()
         ack_path_for(state).write_text(want.read_text())
 

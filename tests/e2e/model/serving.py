@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+from tests.support.waiting import poll
 
 __all__ = ["StalledStream", "running_app"]
 
@@ -30,12 +30,10 @@ def running_app(app: object) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="model-server", daemon=True)
     thread.start()
-    deadline = time.monotonic() + _STARTUP_SECONDS
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError("the model server did not start")
-        time.sleep(0.02)
+    poll(lambda: server.started or not thread.is_alive(), _STARTUP_SECONDS, interval=0.02)
+    if not server.started:
+        server.should_exit = True
+        raise RuntimeError("the model server did not start")
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield f"http://127.0.0.1:{port}"
