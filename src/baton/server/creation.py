@@ -59,7 +59,7 @@ class ServiceTimings:
     startup_timeout: float = 30.0  # first-run dialogs until a resting status
     accept_timeout: float = 10.0  # a new turn must start after input is submitted
     queue_timeout: float = 240.0  # queued input waits this long for the CLI to rest
-    key_read_limit: float = 0.5  # an exit key's wait for the CLI to show it read the one before
+    key_read_limit: float = 0.5  # a repeated exit key waits for the first to show read
 
 
 @dataclass(frozen=True)

@@ -236,19 +236,20 @@ class InputSender:
     def exit_terminal(self, terminal_id: str) -> None:
         """Ask the CLI to quit with its own exit keys; nothing is typed once it has exited.
 
-        One key at a time, each once the screen shows the one before read (at most
-        `key_read_limit`): a CLI that reads two keys at once can take them for one input,
-        Ctrl-C Ctrl-C for an unknown one, and stay.
+        A key pressed again (Ctrl-C Ctrl-C) waits until the screen shows the first one
+        read (at most `key_read_limit`): a busy CLI that reads both at once can take them
+        for one unknown input and stay.
         """
         record = self.reader.record(terminal_id)
         provider, _ = self.runtime.provider(record)
         with self.runtime.lock_for(terminal_id):
-            for index, key in enumerate(provider.exit_keys):
+            keys = provider.exit_keys
+            for index, key in enumerate(keys):
                 if self.reader.exited(record):
                     return
                 before = self.reader.screen(record)
                 self.tmux.send_keys(record.pane, [key])
-                if index < len(provider.exit_keys) - 1:
+                if index + 1 < len(keys) and keys[index + 1] == key:
                     self._until_screen_moves(record, before, self.timings.key_read_limit)
 
     def _until_screen_moves(self, record: TerminalRecord, before: str, limit: float) -> None:

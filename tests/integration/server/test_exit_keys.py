@@ -1,4 +1,4 @@
-"""Exit keys are pressed one at a time, each once the CLI shows it read the one before.
+"""A repeated exit key is pressed once the CLI shows it read the first.
 
 A busy CLI reads its input in chunks: Ctrl-C Ctrl-C arriving in one read is no Ctrl-C to
 Qwen Code's key parser, and the CLI stays (seen once in a five-CLI loop under load). Here
