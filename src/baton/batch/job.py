@@ -199,6 +199,9 @@ def run_local(
         if done is not None:
             return done, False
         wait_for_previous_driver(job.state_file)  # a loop a killed batch left
+        done = _already_finished(job)  # that loop may have finished meanwhile: not again
+        if done is not None:  # and its session was the killed batch's to close
+            return done, not job.keep_agents
         command, env = _command(job)
     except (BatonError, OSError) as error:
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
