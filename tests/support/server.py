@@ -20,17 +20,21 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from tests.support.waiting import poll
 
 from baton.server.processes import kill_processes_with_env
 
+if TYPE_CHECKING:
+    from baton.server.app import ServerHandle
+
 __all__ = [
     "ServerProcess",
     "create_scripted_terminal",
     "free_port",
+    "in_process_server",
     "kill_marked_processes",
     "listens_on",
     "running_baton_server",
@@ -261,6 +265,25 @@ def running_baton_server(
             )
             kill_marked_processes(marker)
             shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def in_process_server(state_dir: Path, **options: Any) -> Iterator[ServerHandle]:
+    """`baton serve` in a thread of this process on a free port, with a private tmux server
+    whose socket is in a short temporary folder (socket paths are limited), both stopped
+    afterwards. `options` are further `ServerOptions` fields (`timings`, …)."""
+    from baton.server.app import ServerOptions, run_server_in_thread  # the server's imports
+
+    with tempfile.TemporaryDirectory(prefix="baton-tmux-", ignore_cleanup_errors=True) as folder:
+        settings = ServerOptions(
+            port=0,
+            state_dir=state_dir,
+            tmux_socket=Path(folder) / "tmux.sock",
+            kill_tmux_on_exit=True,
+            **options,
+        )
+        with run_server_in_thread(settings) as handle:
+            yield handle
 
 
 def wait_for_status(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import queue
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -17,10 +16,14 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.support.server import ServerProcess, create_scripted_terminal, wait_for_status
+from tests.support.server import (
+    ServerProcess,
+    create_scripted_terminal,
+    in_process_server,
+    wait_for_status,
+)
 
 from baton.server import events_routes
-from baton.server.app import ServerOptions, run_server_in_thread
 
 pytestmark = pytest.mark.tmux
 
@@ -192,16 +195,8 @@ def test_a_quiet_stream_sends_keep_alive_comments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(events_routes, "KEEP_ALIVE_SECONDS", 0.2)
-    folder = tempfile.TemporaryDirectory(prefix="baton-tmux-", ignore_cleanup_errors=True)
-    options = ServerOptions(
-        port=0,
-        state_dir=tmp_path / "state",
-        tmux_socket=Path(folder.name) / "tmux.sock",
-        kill_tmux_on_exit=True,
-    )
     with (
-        folder,
-        run_server_in_thread(options) as handle,
+        in_process_server(tmp_path / "state") as handle,
         httpx.stream("GET", f"{handle.base_url}/events", timeout=10) as stream,
     ):
         lines = []
@@ -215,34 +210,27 @@ def test_a_quiet_stream_sends_keep_alive_comments(
 def test_a_status_event_goes_out_while_the_registry_is_busy(tmp_path: Path) -> None:
     """The watcher publishes a status change before anything is written: with the sqlite
     registry held (a slow commit), the event still arrives; `last_active` follows it."""
-    with tempfile.TemporaryDirectory(prefix="baton-tmux-") as socket_dir:
-        options = ServerOptions(
-            port=0,
-            state_dir=tmp_path / "state",
-            tmux_socket=Path(socket_dir) / "tmux.sock",
-            kill_tmux_on_exit=True,
-        )
-        with run_server_in_thread(options) as handle:
-            service = handle.service
-            with httpx.Client(base_url=handle.base_url, timeout=60) as client:
-                terminal = create_scripted_terminal(client, tmp_path)
-                assert wait_for_status(client, terminal["id"], {"idle"}) == "idle"
-                record = service.record(terminal["id"])
-                before = record.last_active
-                published: queue.Queue[str] = queue.Queue()
-                publish = service.events.publish
+    with in_process_server(tmp_path / "state") as handle:
+        service = handle.service
+        with httpx.Client(base_url=handle.base_url, timeout=60) as client:
+            terminal = create_scripted_terminal(client, tmp_path)
+            assert wait_for_status(client, terminal["id"], {"idle"}) == "idle"
+            record = service.record(terminal["id"])
+            before = record.last_active
+            published: queue.Queue[str] = queue.Queue()
+            publish = service.events.publish
 
-                def recording(event: Any) -> None:
-                    if event.kind == "status" and event.terminal_id == terminal["id"]:
-                        published.put(event.status)
-                    publish(event)
+            def recording(event: Any) -> None:
+                if event.kind == "status" and event.terminal_id == terminal["id"]:
+                    published.put(event.status)
+                publish(event)
 
-                service.events.publish = recording  # type: ignore[method-assign]
-                with service.registry._lock:  # sqlite busy: every registry call waits
-                    service.tmux.paste(record.pane, "work please")
-                    service.tmux.send_keys(record.pane, ["Enter"])
-                    status = published.get(timeout=30)
-                assert status == "processing"
-                assert wait_for_status(client, terminal["id"], {"completed"}) == "completed"
-                after = service.record(terminal["id"]).last_active
-                assert before is not None and after is not None and after > before
+            service.events.publish = recording  # type: ignore[method-assign]
+            with service.registry._lock:  # sqlite busy: every registry call waits
+                service.tmux.paste(record.pane, "work please")
+                service.tmux.send_keys(record.pane, ["Enter"])
+                status = published.get(timeout=30)
+            assert status == "processing"
+            assert wait_for_status(client, terminal["id"], {"completed"}) == "completed"
+            after = service.record(terminal["id"]).last_active
+            assert before is not None and after is not None and after > before

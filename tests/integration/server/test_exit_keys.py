@@ -9,19 +9,17 @@ read, quits only on two reads that are each one Ctrl-C, and says so after the fi
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.support.server import wait_for_status
+from tests.support.server import in_process_server, wait_for_status
 
 import baton.providers as providers
 from baton.providers.base import LaunchSpec, TerminalContext
 from baton.providers.scripted import ScriptedProvider
 from baton.scripted_agent import ui
-from baton.server.app import ServerOptions, run_server_in_thread
 
 pytestmark = pytest.mark.tmux
 
@@ -58,15 +56,8 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setitem(
         providers.BUILTIN_PROVIDERS, provider.name, f"{__name__}:{provider.__name__}"
     )
-    with tempfile.TemporaryDirectory(prefix="baton-tmux-") as socket_dir:
-        options = ServerOptions(
-            port=0,
-            state_dir=tmp_path / "state",
-            tmux_socket=Path(socket_dir) / "tmux.sock",
-            kill_tmux_on_exit=True,
-        )
-        with run_server_in_thread(options) as handle:
-            yield handle.base_url
+    with in_process_server(tmp_path / "state") as handle:
+        yield handle.base_url
 
 
 def test_a_cli_that_reads_keys_in_chunks_quits_on_its_exit_keys(

@@ -9,19 +9,18 @@ first two) is a key the agent ignores (an arrow), so only a resubmission sends i
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
 import httpx
 import pytest
+from tests.support.server import in_process_server
 
 import baton.providers as providers
 from baton.providers.scripted import ScriptedProvider
 from baton.screen import last_lines
 from baton.scripted_agent import ui
-from baton.server.app import ServerOptions, run_server_in_thread
 from baton.server.creation import ServiceTimings
 
 pytestmark = pytest.mark.tmux
@@ -66,16 +65,9 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         monkeypatch.setitem(
             providers.BUILTIN_PROVIDERS, provider.name, f"{__name__}:{provider.__name__}"
         )
-    with tempfile.TemporaryDirectory(prefix="baton-tmux-") as socket_dir:
-        options = ServerOptions(
-            port=0,
-            state_dir=tmp_path / "state",
-            tmux_socket=Path(socket_dir) / "tmux.sock",
-            kill_tmux_on_exit=True,
-            timings=ServiceTimings(accept_timeout=4.0),
-        )
-        with run_server_in_thread(options) as handle:
-            yield handle.base_url
+    timings = ServiceTimings(accept_timeout=4.0)
+    with in_process_server(tmp_path / "state", timings=timings) as handle:
+        yield handle.base_url
 
 
 def _send(base_url: str, provider: type[DroppedEnterProvider], tmp_path: Path) -> int:
