@@ -32,7 +32,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 EXIT_RELAY_FAILED = 127
@@ -132,7 +132,12 @@ def _key(value: Any) -> str:
     return json.dumps(value)
 
 
-def _pump(source: IO[bytes], sink: IO[bytes], *, before: Any = None, after: Any = None) -> None:
+_Seen = Callable[[bytes], None]
+
+
+def _pump(
+    source: IO[bytes], sink: IO[bytes], *, before: _Seen | None = None, after: _Seen | None = None
+) -> None:
     """Copy `source` to `sink` line by line, flushing each, until either end closes;
     `before` sees a line before it is passed on, `after` once it has been."""
     try:
