@@ -158,6 +158,7 @@ class _AnswersAtOnce(io.RawIOBase):
         read, self._write_end = os.pipe()
         self.stdout = os.fdopen(read, "rb")
         self.cli_out = cli_out
+        self._closing = threading.Lock()  # the relay (at the CLI's end of input) and the test
 
     def writable(self) -> bool:
         return True
@@ -170,9 +171,10 @@ class _AnswersAtOnce(io.RawIOBase):
         return len(answer)
 
     def close(self) -> None:
-        if not self.closed:  # the relay closes it at the CLI's end of input
-            os.close(self._write_end)
-        super().close()
+        with self._closing:
+            if not self.closed:
+                os.close(self._write_end)
+            super().close()
 
 
 class _ToCli(io.BytesIO):
