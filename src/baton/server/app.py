@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import uvicorn
@@ -293,22 +293,25 @@ def server_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _check_bindable(host: str, port: int) -> int:
-    """Fail with one clear line, before anything starts, when the address is taken.
-
-    The port that can be bound: `port`, or for 0 the free port the kernel picks, so the
-    URL printed is the one served (uvicorn then binds it again).
-    """
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound before anything starts (one clear line when
+    the address is taken); for port 0 on the free port the kernel picks, so the URL
+    printed and the port the panes are told (CAO_API_PORT) are the ones served."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as error:
-            where = server_url(host, port).removeprefix("http://")
-            raise ConfigError(f"cannot listen on {where}: {error.strerror}") from None
-        bound: int = probe.getsockname()[1]
-        return bound
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        where = server_url(host, port).removeprefix("http://")
+        raise ConfigError(f"cannot listen on {where}: {error.strerror}") from None
+    return listener
+
+
+def _bound_port(listener: socket.socket) -> int:
+    port: int = listener.getsockname()[1]
+    return port
 
 
 def _keep_secrets_from_children(*, hide_environ: bool) -> None:
@@ -323,21 +326,18 @@ def _keep_secrets_from_children(*, hide_environ: bool) -> None:
 
 def serve_forever(options: ServerOptions, extensions: Sequence[AppExtension] = ()) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
-    port = _check_bindable(options.host, options.port)
+    listener = _bound_socket(options.host, options.port)
+    options = replace(options, port=_bound_port(listener))
     _keep_secrets_from_children(hide_environ=options.token is not None)
     service = build_service(options)
     app = create_app(options, service, extensions)
-    print(f"baton serve: listening on {server_url(options.host, port)}", flush=True)
+    print(f"baton serve: listening on {server_url(options.host, options.port)}", flush=True)
     try:
         # Open event streams never end by themselves: give them a moment, then close.
-        uvicorn.run(
-            app,
-            host=options.host,
-            port=port,
-            log_level="warning",
-            timeout_graceful_shutdown=1,
-        )
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+        uvicorn.Server(config).run(sockets=[listener])
     finally:
+        listener.close()
         close_app(app)
         if options.kill_tmux_on_exit:
             shutdown_everything(service)
@@ -362,34 +362,35 @@ def run_server_in_thread(
 
     With `options.kill_tmux_on_exit`, every terminal and the private tmux server go too.
     """
+    listener = _bound_socket(options.host, options.port)
+    options = replace(options, port=_bound_port(listener))
     service = build_service(options)
     app = create_app(options, service, extensions)
-    config = uvicorn.Config(
-        app,
-        host=options.host,
-        port=options.port,
-        log_level="warning",
-        lifespan="off",
-        timeout_graceful_shutdown=1,
-    )
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="baton-server", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [listener]}, name="baton-server", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 15
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             server.should_exit = True
+            listener.close()
             raise ConfigError(f"could not start the server on {options.host}:{options.port}")
         time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
         yield ServerHandle(
-            base_url=server_url(options.host, port), port=port, options=options, service=service
+            base_url=server_url(options.host, options.port),
+            port=options.port,
+            options=options,
+            service=service,
         )
     finally:
         service.events.close()  # end open event streams, so the server can stop
         server.should_exit = True
         thread.join(timeout=10)
+        listener.close()
         close_app(app)
         try:
             if options.kill_tmux_on_exit:

@@ -24,6 +24,9 @@ def test_run_server_in_thread_serves_and_cleans_up(tmp_path: Path) -> None:
             with run_server_in_thread(options) as handle:
                 assert handle.port > 0
                 assert handle.base_url == f"http://127.0.0.1:{handle.port}"
+                # Its panes find it (CAO's clients in a pane read these), not port 0.
+                assert handle.service.environment["CAO_API_PORT"] == str(handle.port)
+                assert handle.options.port == handle.port
                 created = httpx.post(
                     f"{handle.base_url}/sessions",
                     params={
