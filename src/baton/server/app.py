@@ -37,6 +37,7 @@ from baton.server.delivery import (
 from baton.server.events_routes import events_router
 from baton.server.idempotency import IdempotencyMiddleware
 from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
+from baton.server.pane_environment import pane_environment
 from baton.server.profiles import ProfileStore, cao_agent_store, cao_home
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
@@ -209,15 +210,8 @@ def build_service(options: ServerOptions) -> TerminalService:
         terminal_tokens=TerminalTokens(options.state_dir / "tokens") if options.token else None,
         keep_transcripts=options.keep_transcripts,
         max_pane_log_bytes=options.max_pane_log_bytes,
-        environment=pane_environment(options),
+        environment=pane_environment(os.environ, options.host, options.port),
     )
-
-
-def pane_environment(options: ServerOptions) -> dict[str, str]:
-    """The server's environment, plus where CAO's clients in a pane find this server
-    (`cao-mcp-server` an agent runs, `cao` typed in its shell)."""
-    host = "127.0.0.1" if options.host in ("0.0.0.0", "::", "") else options.host
-    return {**os.environ, "CAO_API_HOST": host, "CAO_API_PORT": str(options.port)}
 
 
 def create_app(

@@ -122,7 +122,11 @@ def test_first_run_dialog_is_answered_at_startup(tmp_path: Path) -> None:
 def test_pane_environment_carries_path_and_server_environment(tmp_path: Path) -> None:
     tool_dir = tmp_path / "bin"
     tool_dir.mkdir()
-    env = {"PATH": f"{tool_dir}{os.pathsep}{os.environ['PATH']}", "BATON_PROBE": "probe-42"}
+    env = {
+        "PATH": f"{tool_dir}{os.pathsep}{os.environ['PATH']}",
+        "BATON_PROBE": "probe-42",
+        "SHLVL": "0",  # a server started by systemd or a CI job
+    }
     with running_baton_server(tmp_path, env=env) as server, server.client() as client:
         terminal = _scripted(client, tmp_path)["id"]
         pid = server.pane_pid()
@@ -132,6 +136,7 @@ def test_pane_environment_carries_path_and_server_environment(tmp_path: Path) ->
     path_entry = next(item for item in environ if item.startswith(b"PATH="))
     assert path_entry.decode().split("=", 1)[1].split(os.pathsep)[0] == str(tool_dir)
     assert f"BATON_TERMINAL_ID={terminal}".encode() in environ
+    assert b"SHLVL=1" in environ  # the CLI's `bash -c` hooks read no ~/.bashrc
 
 
 _DAEMON = """
