@@ -9,13 +9,14 @@ terminal while a run goes on, so a test can hold the statuses against the model'
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,9 +162,24 @@ def run_loop(
     *,
     provider: str,
     config_file: Path | None = None,
+    cli_roles: Collection[str] | None = None,
     **settings: str,
 ) -> LoopResult:
-    """Run `baton run` to its end against the team's server; the process group is reaped."""
+    """Run `baton run` to its end against the team's server; the process group is reaped.
+
+    `cli_roles` (terminal keys: `analyst`, `programmer`, …) run `provider`'s CLI and the
+    other roles the scripted agent, for a test whose subject is those roles' turns alone:
+    the CLI's other processes would only cost the machine their start and their turns.
+    """
+    if cli_roles is not None:
+        assert config_file is None, "cli_roles writes the run's config file itself"
+        config_file = project.root.parent / "loop.json"
+        bystanders = {
+            role.terminal_key: {"provider": "scripted"}
+            for role in ROLES
+            if role.terminal_key not in cli_roles
+        }
+        config_file.write_text(json.dumps({"provider": provider, "agents": bystanders}))
     env = {key: value for key, value in os.environ.items() if key not in RUN_VARIABLES}
     env |= {
         "API": team.server.base_url,

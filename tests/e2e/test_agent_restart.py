@@ -15,7 +15,10 @@ OpenCode against the scripted model servers. One loop per CLI holds both faults:
   restart of the programmer, and the restarted CLI must really have resumed (its requests
   carry the earlier prompts again).
 
-The loop must still reach its real FAIL-then-PASS end.
+The loop must still reach its real FAIL-then-PASS end. The two roles the faults hit run
+the CLI; the reviewers and the tester, whose turns the faults do not touch, are the
+scripted agent (each CLI's whole loop of five has a test of its own), so each loop
+starts two of the CLI's processes, not five.
 """
 
 from __future__ import annotations
@@ -98,6 +101,8 @@ _STALL_KEYS = {
 # turn (a restart of the analyst, then a resumed CLI starting slowly again).
 _STALL_SECONDS = {"opencode": "40"}
 _STALL_AFTER = {"opencode": 1}
+# The roles the faults hit: the analyst stalls, the programmer is killed.
+_FAULTED_ROLES = ("analyst", "programmer")
 
 
 @pytest.mark.parametrize("provider", list(_STALL_KEYS))
@@ -118,7 +123,9 @@ def test_a_stalled_stream_and_a_cli_killed_mid_turn_and_the_loop_passes(
         killer = _Killer(state_file, brain)
         killer.start()
         try:
-            result = run_loop(team, project, provider=provider, **settings)
+            result = run_loop(
+                team, project, provider=provider, cli_roles=_FAULTED_ROLES, **settings
+            )
         finally:
             killer.stop.set()
             killer.join(timeout=5)

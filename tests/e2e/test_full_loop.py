@@ -93,7 +93,9 @@ def test_agent_ignoring_the_file_instruction_fails_cleanly_in_strict_mode(
     brain = Brain(behaviours={"analyst": Misbehaviour.IGNORE_FILE})
     project = plain_project(tmp_path)
     with team_server(tmp_path, brain, {"codex"}) as team:
-        result = run_loop(team, project, provider="codex", IDLE_GRACE_SECONDS="3")
+        result = run_loop(
+            team, project, provider="codex", cli_roles=("analyst",), IDLE_GRACE_SECONDS="3"
+        )
     assert result.returncode == 1
     [error] = result.error_lines()
     assert "analyst" in error
@@ -142,7 +144,9 @@ def test_model_error_ends_the_run_naming_the_agent_and_what_its_cli_showed(
         # restart after an error, and the budget of them, are the orchestrator's own
         # (tests/integration/orchestrator/test_orchestrator_restart.py).
         project = plain_project(tmp_path)
-        result = run_loop(team, project, provider=provider, AGENT_RESTARTS="0")
+        result = run_loop(
+            team, project, provider=provider, cli_roles=("analyst",), AGENT_RESTARTS="0"
+        )
     assert result.returncode == 1
     [error] = result.error_lines()
     assert "analyst (terminal " in error
