@@ -3,7 +3,8 @@
 The scripted model server accepts the analyst's first two requests and never sends a byte
 (Misbehaviour.STALL). `baton run` interrupts the first (Esc) and sends the prompt again;
 when that one stalls too, it restarts the CLI, and the loop runs to its real FAIL-then-PASS
-end. A single stall, interrupted and asked again, is held for every CLI in the loops of
+end (the other four roles the scripted agent: the stalls are the analyst's). A single
+stall, interrupted and asked again, is held for every CLI in the loops of
 `test_agent_restart.py`.
 """
 
@@ -26,7 +27,9 @@ def test_a_stream_that_stalls_again_gets_its_codex_restarted(tmp_path: Path) -> 
     brain = Brain(behaviours={"analyst": Misbehaviour.STALL}, stall_times=2)
     project = write_sample_project(tmp_path / "project")
     with team_server(tmp_path, brain, {"codex"}) as team:
-        result = run_loop(team, project, provider="codex", STALL_SECONDS="10")
+        result = run_loop(
+            team, project, provider="codex", cli_roles=("analyst",), STALL_SECONDS="10"
+        )
     assert result.returncode == 0, result.stderr[-3000:]
     assert brain.stalls_taken("analyst") == 2
     state = json.loads((project.root / ".tmp" / "codex-3agents-loop-state.json").read_text())
