@@ -458,6 +458,13 @@ def write_codex_home(codex_home: Path, server: ModelServer, *, retries: int = 0)
 model = "{MODEL_NAME}"
 model_provider = "{PROVIDER_ID}"
 check_for_update_on_startup = false
+# The model's commands run in `bash -c`, not a login shell, and no snapshot of the login
+# shell is taken: the machine's ~/.profile and ~/.bashrc (pyenv set up: about 0.7 s and
+# 280 processes each time) are not under test.
+allow_login_shell = false
+
+[features]
+shell_snapshot = false
 
 [analytics]
 enabled = false
