@@ -320,22 +320,21 @@ def _keep_secrets_from_children(*, hide_environ: bool) -> None:
 
 def serve_forever(options: ServerOptions, extensions: Sequence[AppExtension] = ()) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
-    listener = _bound_socket(options.host, options.port)
-    options = replace(options, port=_bound_port(listener))
-    _keep_secrets_from_children(hide_environ=options.token is not None)
-    service = build_service(options)
-    app = create_app(options, service, extensions)
-    print(f"baton serve: listening on {server_url(options.host, options.port)}", flush=True)
-    try:
-        # Open event streams never end by themselves: give them a moment, then close.
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-        uvicorn.Server(config).run(sockets=[listener])
-    finally:
-        listener.close()
-        close_app(app)
-        if options.kill_tmux_on_exit:
-            shutdown_everything(service)
-        service.close()
+    with _bound_socket(options.host, options.port) as listener:
+        options = replace(options, port=_bound_port(listener))
+        _keep_secrets_from_children(hide_environ=options.token is not None)
+        service = build_service(options)
+        app = create_app(options, service, extensions)
+        print(f"baton serve: listening on {server_url(options.host, options.port)}", flush=True)
+        try:
+            # Open event streams never end by themselves: give them a moment, then close.
+            config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+            uvicorn.Server(config).run(sockets=[listener])
+        finally:
+            close_app(app)
+            if options.kill_tmux_on_exit:
+                shutdown_everything(service)
+            service.close()
 
 
 @dataclass(frozen=True)
@@ -356,38 +355,38 @@ def run_server_in_thread(
 
     With `options.kill_tmux_on_exit`, every terminal and the private tmux server go too.
     """
-    listener = _bound_socket(options.host, options.port)
-    options = replace(options, port=_bound_port(listener))
-    service = build_service(options)
-    app = create_app(options, service, extensions)
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [listener]}, name="baton-server", daemon=True
-    )
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            listener.close()
-            raise ConfigError(f"could not start the server on {options.host}:{options.port}")
-        time.sleep(0.02)
-    try:
-        yield ServerHandle(
-            base_url=server_url(options.host, options.port),
-            port=options.port,
-            options=options,
-            service=service,
+    with _bound_socket(options.host, options.port) as listener:
+        options = replace(options, port=_bound_port(listener))
+        service = build_service(options)
+        app = create_app(options, service, extensions)
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1
         )
-    finally:
-        service.events.close()  # end open event streams, so the server can stop
-        server.should_exit = True
-        thread.join(timeout=10)
-        listener.close()
-        close_app(app)
+        server = uvicorn.Server(config)
+        thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [listener]}, name="baton-server", daemon=True
+        )
+        thread.start()
+        deadline = time.monotonic() + 15
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                server.should_exit = True
+                raise ConfigError(f"could not start the server on {options.host}:{options.port}")
+            time.sleep(0.02)
         try:
-            if options.kill_tmux_on_exit:
-                shutdown_everything(service)
+            yield ServerHandle(
+                base_url=server_url(options.host, options.port),
+                port=options.port,
+                options=options,
+                service=service,
+            )
         finally:
-            service.close()
+            service.events.close()  # end open event streams, so the server can stop
+            server.should_exit = True
+            thread.join(timeout=10)
+            close_app(app)
+            try:
+                if options.kill_tmux_on_exit:
+                    shutdown_everything(service)
+            finally:
+                service.close()
