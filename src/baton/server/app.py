@@ -66,6 +66,7 @@ AppExtension = Callable[[FastAPI, TerminalService, "ServerOptions"], None]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9889
+_BACKLOG = 2048  # uvicorn's own default, which it applies again when it starts
 
 logger = logging.getLogger("baton.server")
 
@@ -287,15 +288,18 @@ def server_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def _bound_socket(host: str, port: int) -> socket.socket:
-    """The server's listening socket, bound before anything starts (one clear line when
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before anything starts (one clear line when
     the address is taken); for port 0 on the free port the kernel picks, so the URL
-    printed and the port the panes are told (CAO_API_PORT) are the ones served."""
+    printed and the port the panes are told (CAO_API_PORT) are the ones served. It listens
+    at once: a client that connects as soon as the URL is printed waits in the backlog
+    until uvicorn accepts instead of being refused."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
+        listener.listen(_BACKLOG)
     except OSError as error:
         listener.close()
         where = server_url(host, port).removeprefix("http://")
@@ -320,7 +324,7 @@ def _keep_secrets_from_children(*, hide_environ: bool) -> None:
 
 def serve_forever(options: ServerOptions, extensions: Sequence[AppExtension] = ()) -> None:
     """Run the API in the foreground until SIGINT/SIGTERM; terminals outlive the server."""
-    with _bound_socket(options.host, options.port) as listener:
+    with listening_socket(options.host, options.port) as listener:
         options = replace(options, port=_bound_port(listener))
         _keep_secrets_from_children(hide_environ=options.token is not None)
         service = build_service(options)
@@ -355,7 +359,7 @@ def run_server_in_thread(
 
     With `options.kill_tmux_on_exit`, every terminal and the private tmux server go too.
     """
-    with _bound_socket(options.host, options.port) as listener:
+    with listening_socket(options.host, options.port) as listener:
         options = replace(options, port=_bound_port(listener))
         service = build_service(options)
         app = create_app(options, service, extensions)
