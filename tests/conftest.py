@@ -16,6 +16,7 @@ fixture starts once.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -148,3 +149,13 @@ def shared_baton_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Se
     """
     with running_baton_server(tmp_path_factory.mktemp("shared-server")) as server:
         yield server
+
+
+@pytest.fixture
+def child_processes() -> Iterator[list[subprocess.Popen[str]]]:
+    """Processes a test starts and appends here; each is killed and reaped afterwards."""
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        process.kill()
+        process.wait(timeout=10)

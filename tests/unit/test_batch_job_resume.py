@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -54,17 +54,8 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def left_loop() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        process.kill()
-        process.wait(timeout=10)
-
-
 def test_a_left_loop_that_finishes_meanwhile_is_the_outcome_and_its_session_is_closed(
-    repo: Path, tmp_path: Path, left_loop: list[subprocess.Popen[str]]
+    repo: Path, tmp_path: Path, child_processes: list[subprocess.Popen[str]]
 ) -> None:
     head = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
@@ -77,7 +68,7 @@ def test_a_left_loop_that_finishes_meanwhile_is_the_outcome_and_its_session_is_c
     process = subprocess.Popen(
         [sys.executable, "-c", _LEFT_LOOP, str(job.state_file)], stdout=subprocess.PIPE, text=True
     )
-    left_loop.append(process)
+    child_processes.append(process)
     assert process.stdout is not None and process.stdout.readline().strip() == "locked"
 
     outcome, close_session = run_local(job, None, None, launcher=_NoNewLoop())

@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,60 +38,51 @@ time.sleep(120)
 """
 
 
-@pytest.fixture
-def holders() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for process in started:
-        process.kill()
-        process.wait(timeout=10)
-
-
-def _hold(state_file: Path, holders: list[subprocess.Popen[str]], mode: str) -> int:
+def _hold(state_file: Path, child_processes: list[subprocess.Popen[str]], mode: str) -> int:
     process = subprocess.Popen(
         [sys.executable, "-c", _HOLDER, str(state_file), mode], stdout=subprocess.PIPE, text=True
     )
-    holders.append(process)
+    child_processes.append(process)
     assert process.stdout is not None and process.stdout.readline().strip() == "locked"
     return process.pid
 
 
 @pytest.mark.parametrize("mode", ["polite", "deaf"])
 def test_the_loop_this_batch_left_is_stopped_and_the_state_file_freed(
-    tmp_path: Path, holders: list[subprocess.Popen[str]], mode: str
+    tmp_path: Path, child_processes: list[subprocess.Popen[str]], mode: str
 ) -> None:
     state_file = tmp_path / ".tmp" / "state.json"
     state_file.parent.mkdir()
-    pid = _hold(state_file, holders, mode)
+    pid = _hold(state_file, child_processes, mode)
     record_loop(state_file, pid)
     wait_for_previous_driver(state_file, QUICK)
     assert current_driver(state_file) is None
-    assert holders[0].wait(timeout=10) < 0  # ended by a signal: SIGTERM, or SIGKILL if deaf
+    assert child_processes[0].wait(timeout=10) < 0  # ended by a signal: SIGTERM, or SIGKILL if deaf
 
 
 def test_someone_elses_run_is_only_waited_for(
-    tmp_path: Path, holders: list[subprocess.Popen[str]]
+    tmp_path: Path, child_processes: list[subprocess.Popen[str]]
 ) -> None:
     state_file = tmp_path / ".tmp" / "state.json"
     state_file.parent.mkdir()
     record_loop(state_file, 1)  # the batch's own loop was another process
-    pid = _hold(state_file, holders, "polite")
+    pid = _hold(state_file, child_processes, "polite")
     patient = LeftoverWait(terminate_after=0.0, kill_after=0.0, give_up_after=1.0, poll=0.05)
     with pytest.raises(StateFileError, match=f"still driven by pid {pid}"):
         wait_for_previous_driver(state_file, patient)
-    assert holders[0].poll() is None  # never signalled
+    assert child_processes[0].poll() is None  # never signalled
 
 
 def test_a_recorded_pid_now_held_by_a_later_process_is_not_signalled(
-    tmp_path: Path, holders: list[subprocess.Popen[str]]
+    tmp_path: Path, child_processes: list[subprocess.Popen[str]]
 ) -> None:
     state_file = tmp_path / ".tmp" / "state.json"
     state_file.parent.mkdir()
-    pid = _hold(state_file, holders, "polite")
+    pid = _hold(state_file, child_processes, "polite")
     # The batch's loop had this pid an hour ago; the process holding it now started later.
     mark = {"pid": pid, "host": socket.gethostname(), "at": time.time() - 3600}
     (state_file.parent / LOOP_MARK_NAME).write_text(json.dumps(mark), encoding="utf-8")
     patient = LeftoverWait(terminate_after=0.0, kill_after=0.0, give_up_after=1.0, poll=0.05)
     with pytest.raises(StateFileError):
         wait_for_previous_driver(state_file, patient)
-    assert holders[0].poll() is None
+    assert child_processes[0].poll() is None
