@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from baton.server.activity import ActivityBatch
 from baton.server.records import MessageStatus, TerminalRecord
 from baton.server.registry import Registry
 
@@ -124,3 +130,44 @@ def test_activity_is_seen_at_once_and_committed_by_close(tmp_path: Path) -> None
     (mode,) = reopened._db.execute("PRAGMA journal_mode").fetchone()
     assert mode == "wal"
     reopened.close()
+
+
+def test_a_batch_committed_between_the_row_read_and_the_overlay_is_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer thread may commit while a read is under way: the touch is then either in
+    the row or in the overlay the read took first, never in neither."""
+    registry = Registry(tmp_path / "registry.sqlite")
+    registry.add_session("team")
+    registry.add_terminal(_record("0a1b2c3d", last_active=5.0))
+    registry.activity.touch("0a1b2c3d", 7.0)
+    fetch = registry._fetch
+
+    def fetch_then_the_writer_commits(*args: Any) -> Any:
+        rows = fetch(*args)
+        registry.activity.flush()  # the writer's commit lands right after the row read
+        return rows
+
+    monkeypatch.setattr(registry, "_fetch", fetch_then_the_writer_commits)
+    assert registry.get_terminal("0a1b2c3d").last_active == 7.0  # type: ignore[union-attr]
+    registry.activity.touch("0a1b2c3d", 8.0)
+    assert [record.last_active for record in registry.terminals("team")] == [8.0]
+    registry.close()
+
+
+def test_uncommitted_touches_are_the_newest_of_those_pending_and_being_written() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def slow_write(batch: Mapping[str, float]) -> None:
+        started.set()
+        release.wait(10)
+
+    batch = ActivityBatch(slow_write, interval=60)
+    batch.touch("a", 7.0)
+    assert started.wait(10)  # 7.0 is being written
+    batch.touch("a", 6.0)  # older, pending behind it
+    batch.touch("b", 1.0)
+    assert batch.uncommitted() == {"a": 7.0, "b": 1.0}
+    release.set()
+    batch.close()
+    assert batch.uncommitted() == {}

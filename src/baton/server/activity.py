@@ -49,10 +49,17 @@ class ActivityBatch:
                 self._thread.start()
             self._wanted.notify()
 
-    def overlay(self, terminal_id: str) -> float | None:
-        """The newest touch of the terminal not committed yet (None: the row is current)."""
+    def uncommitted(self) -> dict[str, float]:
+        """The newest touch of each terminal not committed yet (absent: its row is current).
+
+        Take it before reading the rows: a batch committed in between is then in the
+        rows or here, never in neither.
+        """
         with self._guard:
-            return self._pending.get(terminal_id, self._writing.get(terminal_id))
+            touches = dict(self._writing)
+            for terminal_id, when in self._pending.items():
+                touches[terminal_id] = max(when, touches.get(terminal_id, when))
+            return touches
 
     def forget(self, terminal_id: str) -> None:
         """A deleted terminal's touches are not written."""

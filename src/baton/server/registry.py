@@ -150,18 +150,21 @@ class Registry:
             db.execute(f"INSERT INTO terminals ({columns}) VALUES ({marks})", values)
 
     def get_terminal(self, terminal_id: str) -> TerminalRecord | None:
+        touches = self.activity.uncommitted()
         rows = self._fetch("SELECT * FROM terminals WHERE id = ?", (terminal_id,))
-        return self._terminal(rows[0]) if rows else None
+        return self._terminal(rows[0], touches) if rows else None
 
-    def _terminal(self, row: sqlite3.Row) -> TerminalRecord:
+    @staticmethod
+    def _terminal(row: sqlite3.Row, touches: Mapping[str, float]) -> TerminalRecord:
         """The row as a record, with a touch not committed yet."""
         record = terminal_from_row(row)
-        touched = self.activity.overlay(record.id)
+        touched = touches.get(record.id)
         if touched is not None and (record.last_active or 0.0) < touched:
             return replace(record, last_active=touched)
         return record
 
     def terminals(self, session_name: str | None = None) -> list[TerminalRecord]:
+        touches = self.activity.uncommitted()
         if session_name is None:
             rows = self._fetch("SELECT * FROM terminals ORDER BY created_at")
         else:
@@ -169,7 +172,7 @@ class Registry:
                 "SELECT * FROM terminals WHERE session_name = ? ORDER BY created_at",
                 (session_name,),
             )
-        return [self._terminal(row) for row in rows]
+        return [self._terminal(row, touches) for row in rows]
 
     def has_terminal(self, terminal_id: str) -> bool:
         return self.get_terminal(terminal_id) is not None
