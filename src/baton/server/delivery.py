@@ -9,6 +9,8 @@ keys follow, once the paste shows on screen (`baton.server.sending`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -94,15 +96,27 @@ def body_limit_for(max_message_bytes: int) -> int:
 
 
 class BodySizeLimitMiddleware:
-    """Answer 413 to a request body no valid message fits in, before it is read whole.
+    """Answer 413 to a request body no valid message fits in, before it is held whole.
 
     The exact limit is checked on the decoded message (`MessageDelivery.prepare`); this
-    only keeps a 40 MB body from being held in memory to find that out.
+    only keeps a 40 MB body from being held in memory to find that out. The rest of the
+    refused body is read and dropped (up to `drain_bytes`, for `drain_seconds`) before
+    the answer goes out: a connection closed with bytes unread is reset, and a client
+    still sending or not yet reading would get the reset instead of the 413.
     """
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        drain_bytes: int = 64 * 1024 * 1024,
+        drain_seconds: float = 5.0,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.drain_bytes = drain_bytes
+        self.drain_seconds = drain_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -112,7 +126,9 @@ class BodySizeLimitMiddleware:
         declared = headers.get(b"content-length")
         if declared is not None:
             if declared.isdigit() and int(declared) > self.max_body_bytes:
-                await self._refuse(send)
+                # A client that asked to continue sends no body unless told to.
+                waits = headers.get(b"expect", b"").lower() == b"100-continue"
+                await self._refuse(receive, send, more_body=not waits)
                 return
             await self.app(scope, receive, send)
             return
@@ -127,7 +143,7 @@ class BodySizeLimitMiddleware:
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             if size > self.max_body_bytes:
-                await self._refuse(send)
+                await self._refuse(receive, send, more_body=message.get("more_body", False))
                 return
             if not message.get("more_body", False):
                 break
@@ -142,7 +158,11 @@ class BodySizeLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, receive: Receive, send: Send, *, more_body: bool = True) -> None:
+        if more_body:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.drain_seconds):
+                    await self._drain(receive)
         detail = (
             f"the request body is over {self.max_body_bytes} bytes: no message within the "
             "limit is that large (baton serve --max-message-bytes)"
@@ -155,3 +175,12 @@ class BodySizeLimitMiddleware:
         ]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    async def _drain(self, receive: Receive) -> None:
+        """Read what is left of the body and drop it, up to `drain_bytes`."""
+        drained = 0
+        while drained <= self.drain_bytes:
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                return
+            drained += len(message.get("body", b""))
