@@ -18,6 +18,8 @@ def test_a_client_connecting_before_the_server_runs_is_queued_not_refused() -> N
             with accepted:
                 client.sendall(b"ping")
                 assert accepted.recv(4) == b"ping"
+                # Nagle off: an answer's second write is not held for the client's ACK.
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
 
 
 def test_a_taken_port_is_one_line_naming_the_address() -> None:

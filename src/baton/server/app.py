@@ -299,6 +299,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
+        # Connections accepted from it inherit this; uvicorn, given the socket, does not set
+        # it, and a response written in two parts then waits ~40 ms for a delayed ACK.
+        listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         listener.listen(_BACKLOG)
     except OSError as error:
         listener.close()
