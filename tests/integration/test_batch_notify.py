@@ -18,7 +18,7 @@ from tests.integration.test_batch import (
     marker,  # noqa: F401 (a fixture)
 )
 from tests.support.receiver import running_receiver
-from tests.support.server import ServerProcess
+from tests.support.server import running_baton_server
 
 from baton.demo.sample_batch import write_batch_sample
 
@@ -27,7 +27,6 @@ pytestmark = pytest.mark.tmux
 
 def test_every_feature_end_and_the_batch_end_are_notified_once(
     tmp_path: Path,
-    baton_server: ServerProcess,
     marker: str,  # noqa: F811
 ) -> None:
     sample = write_batch_sample(tmp_path)
@@ -39,10 +38,13 @@ def test_every_feature_end_and_the_batch_end_are_notified_once(
         'MAX_ROUNDS = "zero"\n\n'
         '[[features]]\nname = "slugify"\nprompt_file = "backlog/slugify.md"\n'
     )
-    with running_receiver() as receiver:
-        env = {**_env(marker), "BATON_SCRIPTED_WORK_SECONDS": "3"}
+    # Each agent's turn takes 2 s, so slugify is still running when it is cancelled (the
+    # agents run in the server: the setting is the server's, not the batch's).
+    slow = {"BATON_SCRIPTED_WORK_SECONDS": "2"}
+    with running_receiver() as receiver, running_baton_server(tmp_path, env=slow) as server:
+        env = _env(marker)
         command = _run_command(
-            sample, manifest, baton_server.base_url, "--parallel", "3",
+            sample, manifest, server.base_url, "--parallel", "3",
             "--set", f"WEBHOOK_URL={receiver.url}/hook",
         )  # fmt: skip
         batch = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
