@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ __all__ = [
     "in_process_server",
     "kill_marked_processes",
     "listens_on",
+    "raw_exchange",
     "running_baton_server",
     "wait_for_status",
 ]
@@ -71,6 +73,18 @@ def listens_on(pid: int, port: int) -> bool:
         if fields[3] == "0A" and local_port == port and fields[9] in owned:  # 0A: LISTEN
             return True
     return False
+
+
+def raw_exchange(port: int, request: bytes, *, read_after: float = 0.0) -> bytes:
+    """Send `request` as bytes to 127.0.0.1:`port` at once; read the answer after
+    `read_after` seconds, to the end of the connection (what httpx would not send)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        time.sleep(read_after)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
 
 
 @dataclass

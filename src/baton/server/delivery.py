@@ -158,7 +158,7 @@ class BodySizeLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, receive: Receive, send: Send, *, more_body: bool = True) -> None:
+    async def _refuse(self, receive: Receive, send: Send, *, more_body: bool) -> None:
         if more_body:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.drain_seconds):

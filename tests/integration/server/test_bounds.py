@@ -23,6 +23,7 @@ import pytest
 from tests.support.server import (
     ServerProcess,
     create_scripted_terminal,
+    raw_exchange,
     running_baton_server,
     wait_for_status,
 )
@@ -91,11 +92,7 @@ def test_duplicate_host_headers_are_refused(baton_server: ServerProcess) -> None
         b"GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
         b"Connection: close\r\n\r\n"
     )
-    with socket.create_connection(("127.0.0.1", baton_server.port), timeout=10) as conn:
-        conn.sendall(request)
-        answer = b""
-        while chunk := conn.recv(65536):
-            answer += chunk
+    answer = raw_exchange(baton_server.port, request)
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400"), answer
     assert body == b'{"detail": "more than one Host header"}'

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import socket
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.support.server import ServerProcess, running_baton_server, wait_for_status
+from tests.support.server import (
+    ServerProcess,
+    raw_exchange,
+    running_baton_server,
+    wait_for_status,
+)
 
 pytestmark = pytest.mark.tmux
 
@@ -101,32 +104,22 @@ def test_a_body_too_large_for_any_message_is_413_before_it_is_read(tmp_path: Pat
 
         chunked = client.post(url, content=chunks())
         assert chunked.status_code == 413
-        # Read only once the server has answered and closed: a body left unread would
-        # have reset the connection and lost the answer.
-        head = f"POST {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 80000\r\n"
-        whole = f"{head}\r\n".encode() + b"w" * 80_000
-        late = _raw_exchange(server.base_url, whole, read_after=0.5)
+        # A body far beyond what the server buffers, read only once the server has
+        # answered and closed: a body left unread would have reset the connection (the
+        # send fails, or the answer is lost).
+        size = 2_000_000
+        head = f"POST {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {size}\r\n"
+        whole = f"{head}\r\n".encode() + b"w" * size
+        late = raw_exchange(server.port, whole, read_after=0.5)
         assert late.startswith(b"HTTP/1.1 413 "), late
         # A client waiting to be told to continue is not: it is refused at once.
         expecting = f"{head}Expect: 100-continue\r\n\r\n".encode()
-        waiting = _raw_exchange(server.base_url, expecting, read_after=0)
+        waiting = raw_exchange(server.port, expecting)
         assert waiting.startswith(b"HTTP/1.1 413 "), waiting
         small = client.post(url, content=(b"z" * 10 for _ in range(3)))
         assert small.status_code == 200, small.text
         assert wait_for_status(client, terminal, {"completed"}) == "completed"
     assert _inputs(server, terminal) == ["z" * 30]
-
-
-def _raw_exchange(base_url: str, request: bytes, *, read_after: float) -> bytes:
-    """Send `request` at once; read the answer after `read_after` seconds, to its end."""
-    host, port = base_url.removeprefix("http://").rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=10) as connection:
-        connection.sendall(request)
-        time.sleep(read_after)
-        answer = b""
-        while chunk := connection.recv(65536):
-            answer += chunk
-    return answer
 
 
 def test_initial_message_goes_through_the_same_delivery(
