@@ -16,6 +16,7 @@ from tests.support.waiting import poll
 from baton.batch.remote_git import (
     CHECKPOINT_TRAILER,
     checkout_feature,
+    clone_lock,
     host_clone,
     push_fenced,
     remote_sha,
@@ -204,3 +205,25 @@ def test_a_push_leaves_the_clones_remote_refs_to_the_locked_fetch(
     assert remote_sha(clone, "baton/clamp") is None  # not until this host fetches
     host_clone(str(url), tmp_path / "a")
     assert remote_sha(clone, "baton/clamp") == sha
+
+
+def test_a_new_worktree_waits_for_the_fetch_beside_it(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """`git worktree add` writes a placeholder HEAD that a fetch's connectivity check reads
+    as a missing object ("did not send all necessary objects"): the two never overlap."""
+    url, base = remote
+    clone = host_clone(str(url), tmp_path / "a")
+    worktree = tmp_path / "a" / "wt" / "clamp"
+    outcome: list[str | None] = []
+    with clone_lock(clone):  # as a fetch of another job on this host holds it
+        adding = threading.Thread(
+            target=lambda: outcome.append(
+                checkout_feature(clone, worktree, "baton/clamp", base, STATE)
+            )
+        )
+        adding.start()
+        time.sleep(0.5)
+        assert not worktree.exists() and not outcome
+    adding.join(timeout=30)
+    assert outcome == [None] and (worktree / ".git").exists()

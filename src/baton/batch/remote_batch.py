@@ -15,7 +15,7 @@ from pathlib import Path
 
 from baton.batch.job import DEFAULT_STATE_FILE_NAME, RemoteSpec, close_session_of
 from baton.batch.ledger import FeatureRecord
-from baton.batch.worktrees import Repository, git
+from baton.batch.worktrees import Repository, git, worktree_lock
 from baton.errors import ConfigError, GitCommitError
 from baton.orchestrator.runlog import RunLog
 
@@ -72,7 +72,8 @@ def fetch_branch(repo: Repository, url: str, branch: str) -> str | None:
     Forced: the remote branch is the feature's result (a checkpoint replaced by its end).
     A branch checked out in one of the user's worktrees is left alone (GitCommitError).
     """
-    git(repo.root, "fetch", "-q", "--no-tags", url, f"+refs/heads/{branch}:refs/heads/{branch}")
+    with worktree_lock(repo):  # a worktree being added beside it fails the fetch
+        git(repo.root, "fetch", "-q", "--no-tags", url, f"+refs/heads/{branch}:refs/heads/{branch}")
     found = git(repo.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
     return found or None
 

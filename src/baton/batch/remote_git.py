@@ -32,6 +32,7 @@ __all__ = [
     "CHECKPOINT_TRAILER",
     "MARK_NAME",
     "checkout_feature",
+    "clone_lock",
     "host_clone",
     "push_fenced",
     "remote_sha",
@@ -60,11 +61,21 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def clone_lock(clone: Path) -> contextlib.AbstractContextManager[None]:
+    """The host's lock on its clone: fetches and worktree changes take it, one at a time.
+
+    `git worktree add` writes a placeholder HEAD before the real one, and a fetch's
+    connectivity check reads every worktree's HEAD: side by side, the fetch fails with
+    "did not send all necessary objects".
+    """
+    return _locked(clone.parent / f"{clone.name}.lock")
+
+
 def host_clone(url: str, work_root: Path) -> Path:
     """This host's clone of the remote (made once, fetched on every call); its path."""
     digest = hashlib.sha256(url.encode()).hexdigest()[:12]
     clone = work_root / "repos" / digest
-    with _locked(work_root / "repos" / f"{digest}.lock"):
+    with clone_lock(clone):
         if not (clone / ".git").is_dir():
             shutil.rmtree(clone, ignore_errors=True)  # a clone a killed job left half-made
             clone.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +126,7 @@ def checkout_feature(
     sha = remote_sha(clone, branch)
     if (worktree / ".git").exists() and _mark(worktree).get("sha", "") == sha:
         return sha
-    with _locked(clone / ".git" / "baton-worktrees.lock"):
+    with clone_lock(clone):
         if worktree.exists():
             git(clone, "worktree", "remove", "--force", str(worktree), check=False)
             shutil.rmtree(worktree, ignore_errors=True)

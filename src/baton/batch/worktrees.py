@@ -25,6 +25,7 @@ __all__ = [
     "is_merged",
     "remove_worktree",
     "reset_worktree",
+    "worktree_lock",
 ]
 
 BATON_DIR = ".baton"
@@ -90,11 +91,12 @@ class Repository:
 
 
 @contextlib.contextmanager
-def _worktree_lock(repo: Repository) -> Iterator[None]:
+def worktree_lock(repo: Repository) -> Iterator[None]:
     """One `git worktree` change at a time per repository: git's own bookkeeping in
     `.git/worktrees/` is not safe against a concurrent add and prune, nor two adds (an add
     reads every other worktree's admin folder, which another add may be half-way writing:
-    `failed to read .git/worktrees/<name>/commondir`)."""
+    `failed to read .git/worktrees/<name>/commondir`), and a fetch reading an add's
+    placeholder HEAD fails its connectivity check."""
     fd = os.open(repo.common_dir / "baton-worktrees.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -114,7 +116,7 @@ def ensure_worktree(repo_root: Path, worktree: Path, branch: str, base: str) -> 
         return
     repo = Repository(repo_root)
     worktree.parent.mkdir(parents=True, exist_ok=True)
-    with _worktree_lock(repo):
+    with worktree_lock(repo):
         try:
             git(repo.root, "worktree", "add", "-q", "-b", branch, str(worktree), base)
             return
@@ -134,7 +136,7 @@ def reset_worktree(worktree: Path) -> None:
 def remove_worktree(repo_root: Path, worktree: Path) -> None:
     """Remove a feature's worktree (its branch stays)."""
     repo = Repository(repo_root)
-    with _worktree_lock(repo):
+    with worktree_lock(repo):
         if worktree.exists():
             git(repo.root, "worktree", "remove", "--force", str(worktree))
         git(repo.root, "worktree", "prune")
