@@ -126,3 +126,22 @@ def test_a_loop_on_another_machine_says_how_to_reach_it() -> None:
     assert len(hint.splitlines()) == 1
     assert reach_hint(_record("laptop/1a2b3c4d"), here="laptop") is None
     assert reach_hint(_record(None), here="laptop") is None
+
+
+def test_a_ray_job_asks_the_board_to_stop_at_most_twice_a_second() -> None:
+    from baton.batch.backends.ray_backend import StopQuestion
+
+    now = [100.0]
+    answers = iter([False, False, True])
+    asked: list[float] = []
+
+    def ask() -> bool:
+        asked.append(now[0])
+        return next(answers)
+
+    should_stop = StopQuestion(ask, interval=0.5, clock=lambda: now[0])
+    for _tick in range(30):  # 1.5 s of the loop's 50 ms ticks
+        assert should_stop() is False or now[0] >= 101.0
+        now[0] += 0.05
+    assert len(asked) == 3  # at 100.0, 100.5 and 101.0, not 30 times
+    assert should_stop() is True and len(asked) == 3  # a yes is not asked again

@@ -1,8 +1,9 @@
 """One `baton serve` per host for feature jobs: started on demand, shared, outliving a job.
 
 Jobs on a host share its work root. The first job that needs a server starts one (under
-`server.lock`) in its own session, so it outlives the job (a job killed mid-loop leaves
-the agents where a rerun on this host adopts them), on a free loopback port with a private
+`server.lock`) in its own session and not as its child, so it outlives the job and the
+Ray worker that ran it (a job killed mid-loop leaves the agents where a rerun on this
+host adopts them; the next batch finds the server up), on a free loopback port with a private
 tmux socket, and writes `server.json` (port, pid); later jobs reuse it while /health
 answers. `stop_host_server` ends it and its tmux server (a worker leaving, or a test).
 """
@@ -77,25 +78,63 @@ def _start(work_root: Path) -> str:
     for _attempt in range(3):
         port = free_port()
         command = [sys.executable, "-m", "baton", "serve", "--port", str(port)]
-        with (work_root / "server.log").open("ab") as log:
-            process = subprocess.Popen(
-                [*command, "--state-dir", str(state_dir)],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # outlives the job that started it
-            )
+        pid = _spawn_detached([*command, "--state-dir", str(state_dir)], env, work_root)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + _STARTUP_SECONDS
-        while time.monotonic() < deadline and process.poll() is None:
+        while time.monotonic() < deadline and _alive(pid):
             if _healthy(url):
-                text = json.dumps({"port": port, "pid": process.pid})
+                text = json.dumps({"port": port, "pid": pid})
                 (work_root / _RECORD).write_text(text, encoding="utf-8")
                 return url
             time.sleep(0.1)
-        _end(process.pid)
+        _end(pid)
     raise ApiUnreachableError(f"this host's baton serve did not start; see {work_root}/server.log")
+
+
+# Run by a short-lived launcher: the server it starts is its child, not the job's.
+_LAUNCHER = """
+import subprocess, sys
+with open(sys.argv[1], "ab") as log:
+    server = subprocess.Popen(
+        sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+print(server.pid)
+"""
+
+
+def _spawn_detached(command: list[str], env: dict[str, str], work_root: Path) -> int:
+    """Start the server as a grandchild in a session of its own; its pid.
+
+    A Ray worker kills its direct children when it exits (Ray's
+    RAY_kill_child_processes_on_worker_exit, on by default), which would take the host's
+    server, and the agents' next job on this host would start another. Started by a
+    launcher that exits at once, the server belongs to no job.
+    """
+    try:
+        launched = subprocess.run(
+            [sys.executable, "-c", _LAUNCHER, str(work_root / "server.log"), *command],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return int(launched.stdout.strip())
+    except (OSError, ValueError, subprocess.SubprocessError) as error:
+        raise ApiUnreachableError(f"this host's baton serve did not start: {error}") from None
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (the server is no child of ours: init reaps it when it ends)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _end(pid: int) -> None:

@@ -182,10 +182,23 @@ def _rehome_state(state_file: Path, worktree: Path) -> None:
         ) from None
 
 
+def _git_dir(worktree: Path) -> Path:
+    """The worktree's own git directory, read from its `.git` file (no git process: a
+    checkpoint runs before every prompt)."""
+    dot_git = worktree / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    with contextlib.suppress(OSError):
+        text = dot_git.read_text(encoding="utf-8").strip()
+        if text.startswith("gitdir: "):
+            found = Path(text.removeprefix("gitdir: "))
+            return found if found.is_absolute() else (worktree / found).resolve()
+    return Path(git(worktree, "rev-parse", "--absolute-git-dir"))
+
+
 def snapshot(worktree: Path, message: str) -> str:
     """A checkpoint commit of the whole work tree on top of HEAD (HEAD itself is not moved)."""
-    index = Path(git(worktree, "rev-parse", "--git-path", "baton-checkpoint.index"))
-    index = index if index.is_absolute() else worktree / index
+    index = _git_dir(worktree) / "baton-checkpoint.index"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
         git(worktree, "read-tree", "HEAD", env=env)
@@ -213,8 +226,11 @@ def snapshot(worktree: Path, message: str) -> str:
     return git(worktree, "commit-tree", tree, "-p", "HEAD", "-m", text, env=_IDENTITY)
 
 
-def push_fenced(worktree: Path, branch: str, sha: str, expected: str | None) -> None:
-    """Push `sha` to the remote branch only if the branch is still at `expected`.
+def push_fenced(
+    worktree: Path, branch: str, sha: str, expected: str | None, url: str | None = None
+) -> None:
+    """Push `sha` to the remote branch (at `url`, default origin's) only if the branch is
+    still at `expected`.
 
     LeaseLost when the remote refused it (someone else moved the branch); GitCommitError
     for any other failure. It pushes to the remote's URL, not to `origin`, so it leaves
@@ -223,7 +239,7 @@ def push_fenced(worktree: Path, branch: str, sha: str, expected: str | None) -> 
     """
     ref = f"refs/heads/{branch}"
     lease = f"--force-with-lease={ref}:{expected or ''}"
-    url = git(worktree, "remote", "get-url", "--push", "origin")
+    url = url or git(worktree, "remote", "get-url", "--push", "origin")
     command = ["git", "push", "--porcelain", "--no-verify", lease, url, f"{sha}:{ref}"]
     try:
         done = subprocess.run(

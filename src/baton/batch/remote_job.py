@@ -235,7 +235,7 @@ class _HostRun:
         self.lease.check()
         message = f"baton checkpoint: {self.job.name}, {label} (epoch {self.lease.epoch})"
         sha = snapshot(self.worktree, message)
-        push_fenced(self.worktree, self.job.branch, sha, self.expected)
+        push_fenced(self.worktree, self.job.branch, sha, self.expected, self.spec.url)
         self.expected = sha
         write_mark(self.worktree, sha)
 
@@ -249,7 +249,7 @@ class _HostRun:
             head = git(self.worktree, "rev-parse", "HEAD")
             self._store_outcome(outcome, head)  # first: a rerun then only redoes the push
             self.lease.check()
-            push_fenced(self.worktree, self.job.branch, head, self.expected)
+            push_fenced(self.worktree, self.job.branch, head, self.expected, self.spec.url)
             self.expected = head
             write_mark(self.worktree, head)
         except LeaseLost as error:

@@ -13,6 +13,7 @@ import contextlib
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,18 +26,48 @@ from baton.batch.backends.ray_board import Board, Entry
 from baton.batch.job import FeatureJob, FeatureOutcome, Progress, read_progress, run_feature_job
 from baton.errors import ConfigError
 
-__all__ = ["SLOT", "RayBackend", "RayHandle", "connect"]
+__all__ = ["SLOT", "RayBackend", "RayHandle", "StopQuestion", "connect"]
 
 SLOT = "baton_slot"
 _POLL_SECONDS = 0.5
 _CLOSE_SECONDS = 120.0
 _ASK_SECONDS = 10.0
+_STOP_ASK_SECONDS = 0.5  # how often a running job asks the board whether to stop
 
 
 def host_label() -> str:
     """This host's name and its Ray node (several nodes can share one machine)."""
     node = ray.get_runtime_context().get_node_id()
     return f"{socket.gethostname()}/{node[:8]}"
+
+
+class StopQuestion:
+    """Whether to stop, asked of `ask` at most once per `interval` seconds; yes stays yes.
+
+    The job's loop checks every tick (50 ms: a checkpoint waits on it), and each answer
+    from the board is a call to another worker: asked every tick, six jobs kept the
+    board's worker and their own busy with a hundred calls a second.
+    """
+
+    def __init__(
+        self,
+        ask: Callable[[], bool],
+        interval: float = _STOP_ASK_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ask = ask
+        self._interval = interval
+        self._clock = clock
+        self._asked_at: float | None = None
+        self._answer = False
+
+    def __call__(self) -> bool:
+        now = self._clock()
+        if self._answer or (self._asked_at is not None and now - self._asked_at < self._interval):
+            return self._answer
+        self._asked_at = now
+        self._answer = self._ask()
+        return self._answer
 
 
 def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
@@ -46,13 +77,15 @@ def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
     except RayError:
         attempt = 0
 
-    def should_stop() -> bool:
+    def ask_board() -> bool:
         try:
             return bool(ray.get(board.should_stop.remote(key), timeout=_ASK_SECONDS))
         except RayActorError:  # the driver is gone: stop between turns, state saved
             return True
         except (GetTimeoutError, RayError):
             return False
+
+    should_stop = StopQuestion(ask_board)
 
     def on_progress(progress: Progress) -> None:
         board.progress.remote(key, progress, attempt)
