@@ -118,3 +118,27 @@ def test_a_command_that_is_not_baton_or_a_server_that_is_gone_starts_a_program(
         other = SubprocessLauncher().launch(["true"], _clean_env(), str(tmp_path), log)
         assert other.wait(timeout=60) == 0
     assert (tmp_path / "a.md").is_file()
+
+
+def test_a_server_never_asked_for_a_loop_exits_quietly_when_the_batch_closes() -> None:
+    """A batch whose features all ended before any loop (none launched) closes the control
+    socket with the server's "ready" unread: the server read a reset, not an end."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = subprocess.Popen(
+        [*BATON, "fork-server", str(theirs.fileno())],
+        pass_fds=[theirs.fileno()],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    theirs.close()
+    try:
+        mine.settimeout(60)
+        assert mine.recv(64, socket.MSG_PEEK)  # "ready" is waiting, and stays unread
+        mine.close()
+        _out, errors = server.communicate(timeout=60)
+        assert server.returncode == 0 and "Traceback" not in errors, errors
+    finally:
+        mine.close()
+        server.kill()
+        server.wait()

@@ -318,7 +318,10 @@ def serve(descriptor: int, run_cli: Callable[[], None]) -> None:
         while True:
             for key, _events in selector.select():
                 if key.data is None:
-                    data, fds = _recv_fds(control, 2)
+                    try:
+                        data, fds = _recv_fds(control, 2)
+                    except ConnectionResetError:  # closed with our "ready" unread
+                        data, fds = b"", []
                     if not data:
                         return  # the batch is gone: exit, and the children get SIGTERM
                     channel, log_fd = socket.socket(fileno=fds[0]), fds[1]
