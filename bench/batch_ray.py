@@ -4,13 +4,15 @@ Every node listens on 127.0.0.1 only and is a host of its own (its own work root
 worktrees, `baton serve`); Ray jobs run from the batch's shared remote and store.
 Part 1: 6 features, 2 `baton_slot`s per node: the batch's wall time on Ray beside the
 `local` backend (`--parallel 6`) on the same work, each twice, alternating; all must PASS.
+Each run's CPU-seconds are the whole machine's (run it with nothing else going on).
 Part 2: the same 6 again on Ray; one worker node is removed (`Cluster.remove_node`) at a
 random moment while it runs two loops: both must PASS on the other nodes; re-done agent
 turns per lost feature (prompts sent again on the host that resumed it from its
 checkpoint); the most `baton run`s seen driving one feature at once, on any host (1).
-Part 3: scheduling overhead with trivial jobs (each fails at once: its repository is not
-a git repository, so nothing but the scheduling remains): 20 one after another (the round
-trip per feature) and 200 at once (the time to schedule and finish them all).
+Part 3: what a running job's stop question (twice a second) costs the board; scheduling
+overhead with trivial jobs (each fails at once: its repository is not a git repository,
+so nothing but the scheduling remains): 20 one after another (the round trip per
+feature) and 200 at once (the time to schedule and finish them all).
 
     .venv/bin/python bench/batch_ray.py [--skip-wall] [--skip-kill] [--trivial 200]
 """
@@ -87,10 +89,19 @@ def _ledger(repo: Path) -> dict[str, Any]:
         return {"features": []}
 
 
-def _timed(command: list[str]) -> float:
-    started = time.monotonic()
+def _machine_cpu() -> float:
+    """CPU-seconds the whole machine has spent (user, nice, system, irq, softirq): Ray's
+    processes are the raylets' children, out of this process's reach."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(f) for f in fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(command: list[str]) -> tuple[float, float]:
+    """The command's wall time and the machine's CPU-seconds meanwhile."""
+    started, cpu = time.monotonic(), _machine_cpu()
     subprocess.run(command, env=_env(), stderr=subprocess.DEVNULL, check=False)
-    return time.monotonic() - started
+    return time.monotonic() - started, _machine_cpu() - cpu
 
 
 def _passed(repo: Path) -> str:
@@ -109,10 +120,13 @@ def part_wall_time(root: Path, api: str, address: str) -> None:
         repo, backlog = _sample(root / f"{backend}-{n}", 6)
         extra = ["--parallel", "6"] if backend == "local" else ["--backend", "ray"]
         extra += [] if backend == "local" else ["--address", address]
-        seconds = _timed(_command(repo, backlog, api, *extra))
+        seconds, cpu = _timed(_command(repo, backlog, api, *extra))
         times[backend].append(seconds)
         load = os.getloadavg()[0]
-        print(f"{backend:>5}: 6 features in {seconds:.1f} s, {_passed(repo)} (load {load:.1f})")
+        print(
+            f"{backend:>5}: 6 features in {seconds:.1f} s, {_passed(repo)} "
+            f"(machine CPU {cpu:.1f} s, load {load:.1f})"
+        )
     local, on_ray = min(times["local"]), min(times["ray"])
     ratio = on_ray / local
     print(f"  best of two: local {local:.1f} s, ray {on_ray:.1f} s: ray/local {ratio:.2f}x")
@@ -224,6 +238,7 @@ def part_overhead(root: Path, address: str, count: int) -> None:
 
     ray.init(address=address, log_to_driver=False, namespace="bench", _node_ip_address="127.0.0.1")
     try:
+        part_board()
         for label, backend in (("ray", RayBackend(RayBackendConfig())), ("local", LocalBackend())):
             rounds = []
             for job in _trivial_jobs(root / f"{label}-one", 20):
@@ -248,6 +263,34 @@ def part_overhead(root: Path, address: str, count: int) -> None:
             )
     finally:
         ray.shutdown()
+
+
+def part_board(calls: int = 3000) -> None:
+    """What one running job's "should I stop?" costs the board (asked twice a second)."""
+    import ray
+
+    from baton.batch.backends.ray_board import Board
+
+    class CountedBoard(Board):
+        def pid(self) -> int:
+            return os.getpid()
+
+    board: Any = ray.remote(CountedBoard).options(num_cpus=0).remote()
+    pid = ray.get(board.pid.remote())
+
+    def board_cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    ray.get([board.should_stop.remote("warm") for _ in range(200)])
+    started, cpu = time.monotonic(), board_cpu()
+    ray.get([board.should_stop.remote(f"f{n % 50}") for n in range(calls)])
+    wall, spent = time.monotonic() - started, board_cpu() - cpu
+    print(
+        f"board: {calls} stop questions at once answered at {calls / wall:.0f} a second, "
+        f"{spent / calls * 1000:.2f} ms of the board's CPU each"
+    )
+    ray.kill(board)
 
 
 def main() -> None:
