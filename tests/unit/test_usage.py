@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from pathlib import Path
 
 import pytest
+from tests.support.waiting import wait_until
 
 from baton.errors import BudgetExhausted, ConfigError
 from baton.orchestrator.budget import Budget
@@ -251,3 +253,54 @@ def test_meter_takes_the_clis_own_cost_over_the_price_table(tmp_path: Path) -> N
     source.answers = [Usage(4000, 0, 300, "gpt-5", 1.25)] * 2
     meter.after_turn("analyst", "0a1b2c3d", {})
     assert list(read_events(log))[-1]["cost_usd"] == pytest.approx(1000 * 1.25 / 1e6)
+
+
+class _HeldReadings(_Readings):
+    """A usage source whose reads wait until the test lets them through."""
+
+    def __init__(self, *answers: Usage | None) -> None:
+        super().__init__(*answers)
+        self.release = threading.Event()
+        self.reading = threading.Event()
+        self.terminals: list[str] = []
+
+    def usage(self, terminal_id: str) -> Usage | None:
+        self.terminals.append(terminal_id)
+        self.reading.set()
+        assert self.release.wait(30), "never released"
+        return super().usage(terminal_id)
+
+
+def test_the_meter_reads_a_finished_turn_while_the_run_goes_on(tmp_path: Path) -> None:
+    """The next prompt is out: the run waits for its answer, not for the reading (a turn
+    shorter than the record's settling was taken late)."""
+    source = _HeldReadings(Usage(100, 0, 10, "gpt-5"))
+    meter, log = _meter(source, tmp_path)
+    meter.turn_ended("analyst", "0a1b2c3d", {"round": 1})
+    meter.settle_soon()  # returns while the reading is held
+    assert source.reading.wait(30)
+    assert meter.pending_for("0a1b2c3d") and meter.spent.tokens == 0
+    source.release.set()
+    meter.settle()  # waits for the reader: on return the turn is recorded
+    assert not meter.pending_for("0a1b2c3d") and meter.spent.tokens == 110
+    assert [e["event"] for e in read_events(log)] == ["tokens"]
+    assert meter.provisional_spent().tokens == 110  # counted once, not again as pending
+
+
+def test_a_turn_answered_while_the_meter_reads_waits_for_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """The reader takes the turns noted when the prompt went out; one whose answer came
+    meanwhile is read once the next prompt is on its way, never between."""
+    source = _HeldReadings(Usage(100, 0, 10, "gpt-5"))
+    meter, _ = _meter(source, tmp_path)
+    meter.turn_ended("analyst", "0a1b2c3d", {})
+    meter.settle_soon()
+    assert source.reading.wait(30)
+    meter.turn_ended("peer_analyst", "4e5f6a7b", {})  # answered while the analyst is read
+    source.release.set()
+    wait_until(lambda: not any(t.name == "token-meter" for t in threading.enumerate()))
+    assert set(source.terminals) == {"0a1b2c3d"} and meter.pending_for("4e5f6a7b")
+    meter.settle_soon()  # the next prompt is out
+    wait_until(lambda: not meter.pending_for("4e5f6a7b"))
+    assert source.terminals[-1] == "4e5f6a7b"

@@ -360,7 +360,7 @@ class TurnRunner:
             file=str(prompt_file) if prompt_file else None,
         )
         if self.meter is not None:
-            self.meter.settle()  # the turns before, now that this prompt is on its way
+            self.meter.settle_soon()  # the turns before, now that this prompt is on its way
 
     def _archive_prompt(self, message: str, output_key: str) -> Path | None:
         """Keep the prompt beside the answers (`NNN-<role>-prompt.md`): the run record."""

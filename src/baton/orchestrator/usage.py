@@ -7,13 +7,15 @@ of those events, so a resumed run carries on counting from its own record.
 
 The reading waits for the CLI's record to settle (a quarter to half a second, more for a
 slow record), so it is not taken between an answer and the next prompt: a finished turn
-is noted (`turn_ended`) and read once the next prompt is on its way (`settle`), or when
-the run ends. A budget check in between uses the server's figure as it stands
+is noted (`turn_ended`) and read once the next prompt is on its way, on a thread of its
+own (`settle_soon`: a turn shorter than the reading is not taken late for it), or when
+the run ends (`settle`). A budget check in between uses the server's figure as it stands
 (`provisional_spent`, one read each, no wait).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -154,6 +156,11 @@ class TokenMeter:
         self._sleep = sleep
         self._silent: set[str] = set()  # terminals that never reported within the wait
         self._pending: list[tuple[str, str, Mapping[str, object]]] = []  # turns not yet read
+        # `_seen`, `spent` and `_pending` change together under the lock (the reader thread
+        # records; the run's thread notes turns and checks budgets).
+        self._lock = threading.Lock()
+        self._reader: threading.Thread | None = None
+        self._released = 0  # how many of the oldest noted turns the reader thread may read
         self.prices = prices
         self.events = events
         self.log = log
@@ -193,13 +200,49 @@ class TokenMeter:
 
     def pending_for(self, terminal_id: str) -> bool:
         """Whether a finished turn of this terminal has not been read yet."""
-        return any(pending[1] == terminal_id for pending in self._pending)
+        with self._lock:
+            return any(pending[1] == terminal_id for pending in self._pending)
+
+    def settle_soon(self) -> None:
+        """Read the turns noted so far on a thread of their own; the run goes on meanwhile.
+
+        Turns noted after this call wait for the next one: a turn is never read between
+        its answer and the next prompt.
+        """
+        with self._lock:
+            self._released = len(self._pending)
+            if self._reader is not None or not self._pending:
+                return
+            self._reader = threading.Thread(
+                target=self._read_pending, args=(True,), name="token-meter"
+            )
+            self._reader.daemon = True  # a run that is killed does not wait for it
+            self._reader.start()
 
     def settle(self) -> None:
-        """Read every noted turn (oldest first) and record its `tokens` event."""
-        while self._pending:
-            role, terminal_id, where = self._pending.pop(0)
+        """Read every noted turn (oldest first) and record its `tokens` event; on return,
+        every turn noted so far is recorded."""
+        with self._lock:
+            reader = self._reader
+        if reader is not None:
+            reader.join()
+        self._read_pending(released_only=False)
+
+    def _read_pending(self, released_only: bool) -> None:
+        """Read the oldest noted turn until none is left (the reader thread: none released).
+        One reader at a time: the thread `settle_soon` started, or `settle` once that
+        thread has ended."""
+        while True:
+            with self._lock:
+                if not self._pending or (released_only and self._released <= 0):
+                    if released_only:
+                        self._reader = None
+                    return
+                role, terminal_id, where = self._pending[0]
             self.after_turn(role, terminal_id, where)
+            with self._lock:
+                self._pending.pop(0)  # only now: until recorded, a budget check counts it
+                self._released = max(0, self._released - 1)
 
     def provisional_spent(self) -> Spent:
         """`spent` plus the unread turns as the server reports them now (one read, no wait).
@@ -207,15 +250,18 @@ class TokenMeter:
         A CLI whose record lags its screen may not show its last turn yet: that turn
         then counts at the next check.
         """
-        tokens, cost = self.spent.tokens, self.spent.cost_usd
-        for _, terminal_id, _ in self._pending:
+        with self._lock:
+            tokens, cost = self.spent.tokens, self.spent.cost_usd
+            pending = [terminal_id for _, terminal_id, _ in self._pending]
+            seen = dict(self._seen)
+        for terminal_id in pending:
             try:
                 reading = self.source.usage(terminal_id)
             except ApiError:
                 continue
             if reading is None:
                 continue
-            delta = reading.minus(self._seen.get(terminal_id, Usage()))
+            delta = reading.minus(seen.get(terminal_id, Usage()))
             tokens += delta.total_tokens
             cost += _priced(delta, self.prices) or 0.0
         return Spent(tokens, cost)
@@ -243,12 +289,13 @@ class TokenMeter:
             self._silent.add(terminal_id)
             return None
         self._silent.discard(terminal_id)
-        delta = reading.minus(self._seen.get(terminal_id, Usage()))
-        self._seen[terminal_id] = reading
-        cost = self._cost(delta)
-        self.spent = Spent(
-            self.spent.tokens + delta.total_tokens, self.spent.cost_usd + (cost or 0.0)
-        )
+        with self._lock:
+            delta = reading.minus(self._seen.get(terminal_id, Usage()))
+            cost = self._cost(delta)
+            self._seen[terminal_id] = reading
+            self.spent = Spent(
+                self.spent.tokens + delta.total_tokens, self.spent.cost_usd + (cost or 0.0)
+            )
         self.events.emit(
             EventKind.TOKENS,
             role=role,
