@@ -107,9 +107,10 @@ def _spawn_detached(command: list[str], env: dict[str, str], work_root: Path) ->
     """Start the server as a grandchild in a session of its own; its pid.
 
     A Ray worker kills its direct children when it exits (Ray's
-    RAY_kill_child_processes_on_worker_exit, on by default), which would take the host's
-    server, and the agents' next job on this host would start another. Started by a
-    launcher that exits at once, the server belongs to no job.
+    RAY_kill_child_processes_on_worker_exit, on by default): the host's server went with
+    it, and the next batch's jobs started another. Started by a launcher that exits at
+    once, the server belongs to no job (docs/batch.md: the one Ray setting that still
+    ends it).
     """
     try:
         launched = subprocess.run(
