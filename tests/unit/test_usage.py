@@ -304,3 +304,18 @@ def test_a_turn_answered_while_the_meter_reads_waits_for_the_next_prompt(
     meter.settle_soon()  # the next prompt is out
     wait_until(lambda: not meter.pending_for("4e5f6a7b"))
     assert source.terminals[-1] == "4e5f6a7b"
+
+
+def test_a_prompt_waits_for_its_own_terminals_reading_only(tmp_path: Path) -> None:
+    """Before the analyst's next prompt its last turn is read (the prompt would add to its
+    count); the reviewer's turn, answered just now, is left for after that prompt."""
+    source = _HeldReadings(Usage(100, 0, 10, "gpt-5"))
+    source.release.set()
+    meter, _ = _meter(source, tmp_path)
+    meter.turn_ended("analyst", "0a1b2c3d", {})
+    meter.turn_ended("peer_analyst", "4e5f6a7b", {})
+    meter.settle_for("0a1b2c3d")
+    assert not meter.pending_for("0a1b2c3d") and meter.pending_for("4e5f6a7b")
+    assert set(source.terminals) == {"0a1b2c3d"}
+    meter.settle_for("9c8d7e6f")  # a terminal with nothing unread: nothing is read
+    assert set(source.terminals) == {"0a1b2c3d"}

@@ -329,8 +329,8 @@ class TurnRunner:
                 stalls=self._stalls,  # a rerun escalates from here
             )
 
-        if self.meter is not None and self.meter.pending_for(terminal_id):
-            self.meter.settle()  # its last turn is read before this one adds to it
+        if self.meter is not None:
+            self.meter.settle_for(terminal_id)  # its last turn is read before this one adds
         with self.signals.critical():
             self.transition(sending, clear_awaiting=False)
             crash_point("before_send")

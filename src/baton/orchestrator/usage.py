@@ -188,15 +188,15 @@ class TokenMeter:
         self.spent = Spent(tokens, cost)
 
     def turn_ended(self, role: str, terminal_id: str, where: Mapping[str, object]) -> None:
-        """Note a finished turn, read later by `settle` (the next prompt need not wait).
+        """Note a finished turn, read later by `settle_soon` (the next prompt need not wait).
 
         A terminal with a turn still unread is read first: its two turns stay apart.
         """
         if not self.available:
             return
-        if self.pending_for(terminal_id):
-            self.settle()
-        self._pending.append((role, terminal_id, dict(where)))
+        self.settle_for(terminal_id)
+        with self._lock:
+            self._pending.append((role, terminal_id, dict(where)))
 
     def pending_for(self, terminal_id: str) -> bool:
         """Whether a finished turn of this terminal has not been read yet."""
@@ -213,36 +213,59 @@ class TokenMeter:
             self._released = len(self._pending)
             if self._reader is not None or not self._pending:
                 return
-            self._reader = threading.Thread(
-                target=self._read_pending, args=(True,), name="token-meter"
-            )
+            self._reader = threading.Thread(target=self._read_released, name="token-meter")
             self._reader.daemon = True  # a run that is killed does not wait for it
             self._reader.start()
+
+    def settle_for(self, terminal_id: str) -> None:
+        """Read now the noted turns up to this terminal's last one (its next prompt would
+        add to its count); the turns noted after it are left to `settle_soon`. Nothing
+        waits when the terminal has no turn unread."""
+        if not self.pending_for(terminal_id):
+            return
+        self._join_reader()
+        with self._lock:
+            count = max(
+                (n + 1 for n, pending in enumerate(self._pending) if pending[1] == terminal_id),
+                default=0,
+            )
+        for _ in range(count):
+            self._read_oldest()
 
     def settle(self) -> None:
         """Read every noted turn (oldest first) and record its `tokens` event; on return,
         every turn noted so far is recorded."""
+        self._join_reader()
+        while self._read_oldest():
+            pass
+
+    def _join_reader(self) -> None:
         with self._lock:
             reader = self._reader
         if reader is not None:
             reader.join()
-        self._read_pending(released_only=False)
 
-    def _read_pending(self, released_only: bool) -> None:
-        """Read the oldest noted turn until none is left (the reader thread: none released).
-        One reader at a time: the thread `settle_soon` started, or `settle` once that
-        thread has ended."""
+    def _read_released(self) -> None:
+        """The reader thread: the released turns, oldest first."""
         while True:
             with self._lock:
-                if not self._pending or (released_only and self._released <= 0):
-                    if released_only:
-                        self._reader = None
+                if self._released <= 0 or not self._pending:
+                    self._reader = None
                     return
-                role, terminal_id, where = self._pending[0]
-            self.after_turn(role, terminal_id, where)
-            with self._lock:
-                self._pending.pop(0)  # only now: until recorded, a budget check counts it
-                self._released = max(0, self._released - 1)
+            self._read_oldest()
+
+    def _read_oldest(self) -> bool:
+        """Read and record the oldest noted turn; False when there is none. One reader at
+        a time: the reader thread, or the run's thread once that has ended."""
+        with self._lock:
+            if not self._pending:
+                return False
+            role, terminal_id, where = self._pending[0]
+        self.after_turn(role, terminal_id, where)
+        with self._lock:
+            self._pending.pop(0)  # only now: until recorded, a budget check counts it
+            self._released = max(0, self._released - 1)
+        return True
 
     def provisional_spent(self) -> Spent:
         """`spent` plus the unread turns as the server reports them now (one read, no wait).
