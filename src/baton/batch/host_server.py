@@ -11,7 +11,6 @@ answers. `stop_host_server` ends it and its tmux server (a worker leaving, or a 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import httpx
 
+from baton.batch.file_lock import exclusive_lock
 from baton.batch.server import free_port
 from baton.errors import ApiUnreachableError
 
@@ -55,16 +55,11 @@ def _record(work_root: Path) -> dict[str, int]:
 
 def ensure_host_server(work_root: Path) -> str:
     """The base URL of this host's server, started now if none answers."""
-    work_root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(work_root / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with exclusive_lock(work_root / "server.lock"):
         record = _record(work_root)
         if record and _healthy(f"http://127.0.0.1:{record['port']}"):
             return f"http://127.0.0.1:{record['port']}"
         return _start(work_root)
-    finally:
-        os.close(fd)
 
 
 def _start(work_root: Path) -> str:

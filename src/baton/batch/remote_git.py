@@ -13,17 +13,16 @@ real HEAD, so the branch ends exactly as a local run leaves it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import socket
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from baton.batch.file_lock import exclusive_lock
 from baton.batch.worktrees import git
 from baton.errors import GitCommitError, LeaseLost, StateFileError
 from baton.orchestrator.state import read_state_json, write_json_atomic
@@ -49,18 +48,6 @@ _IDENTITY = {
 }
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One process at a time on this host (jobs of one host share their clone)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def clone_lock(clone: Path) -> contextlib.AbstractContextManager[None]:
     """The host's lock on its clone: fetches and worktree changes take it, one at a time.
 
@@ -68,7 +55,7 @@ def clone_lock(clone: Path) -> contextlib.AbstractContextManager[None]:
     connectivity check reads every worktree's HEAD: side by side, the fetch fails with
     "did not send all necessary objects".
     """
-    return _locked(clone.parent / f"{clone.name}.lock")
+    return exclusive_lock(clone.parent / f"{clone.name}.lock")
 
 
 def host_clone(url: str, work_root: Path) -> Path:

@@ -9,13 +9,13 @@ ledger and the worktrees inside it are never seen as changes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
+from baton.batch.file_lock import exclusive_lock
 from baton.errors import ConfigError, GitCommitError
 
 __all__ = [
@@ -90,19 +90,13 @@ class Repository:
         return bool(done.strip())
 
 
-@contextlib.contextmanager
-def worktree_lock(repo: Repository) -> Iterator[None]:
+def worktree_lock(repo: Repository) -> contextlib.AbstractContextManager[None]:
     """One `git worktree` change at a time per repository: git's own bookkeeping in
     `.git/worktrees/` is not safe against a concurrent add and prune, nor two adds (an add
     reads every other worktree's admin folder, which another add may be half-way writing:
     `failed to read .git/worktrees/<name>/commondir`), and a fetch reading an add's
     placeholder HEAD fails its connectivity check."""
-    fd = os.open(repo.common_dir / "baton-worktrees.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    return exclusive_lock(repo.common_dir / "baton-worktrees.lock")
 
 
 def ensure_worktree(repo_root: Path, worktree: Path, branch: str, base: str) -> None:
