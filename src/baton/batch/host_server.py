@@ -123,24 +123,22 @@ def _spawn_detached(command: list[str], env: dict[str, str], work_root: Path) ->
 
 
 def _alive(pid: int) -> bool:
-    """True while `pid` runs (the server is no child of ours: init reaps it when it ends)."""
+    """True while `pid` runs. The server is no child of ours, so nothing here reaps it; an
+    ended one is gone once its parent (init, or a container's first process) reaps it, and
+    a zombie until then, which counts as ended."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
         return False
-    except PermissionError:
-        return True
-    return True
+    return state not in ("Z", "X")
 
 
 def _end(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
         for _tick in range(150):
-            with contextlib.suppress(ChildProcessError):
-                if os.waitpid(pid, os.WNOHANG)[0]:
-                    return
-            os.kill(pid, 0)
+            if not _alive(pid):
+                return
             time.sleep(0.1)
         os.kill(pid, signal.SIGKILL)
 
