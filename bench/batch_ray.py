@@ -42,6 +42,7 @@ LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_NODE_IP_ADDRESS": "12
 os.environ.update(LOOPBACK)
 
 from batch_scale import SETTINGS, _env, _sample  # noqa: E402
+from cpu_meter import machine_cpu_seconds  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 from tests.support.server import running_baton_server  # noqa: E402
 
@@ -89,19 +90,11 @@ def _ledger(repo: Path) -> dict[str, Any]:
         return {"features": []}
 
 
-def _machine_cpu() -> float:
-    """CPU-seconds the whole machine has spent (user, nice, system, irq, softirq): Ray's
-    processes are the raylets' children, out of this process's reach."""
-    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
-    user, nice, system, _idle, _iowait, irq, softirq = (int(f) for f in fields)
-    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
-
-
 def _timed(command: list[str]) -> tuple[float, float]:
     """The command's wall time and the machine's CPU-seconds meanwhile."""
-    started, cpu = time.monotonic(), _machine_cpu()
+    started, cpu = time.monotonic(), machine_cpu_seconds()
     subprocess.run(command, env=_env(), stderr=subprocess.DEVNULL, check=False)
-    return time.monotonic() - started, _machine_cpu() - cpu
+    return time.monotonic() - started, machine_cpu_seconds() - cpu
 
 
 def _passed(repo: Path) -> str:

@@ -17,6 +17,14 @@ from pathlib import Path
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
+def machine_cpu_seconds() -> float:
+    """CPU-seconds the whole machine has spent (user, nice, system, irq, softirq): for
+    processes out of this one's reach (Ray's are the raylets' children)."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(f) for f in fields)
+    return (user + nice + system + irq + softirq) / _TICK
+
+
 def _proc_cpu(pid: int | None) -> tuple[float, float]:
     """(utime + stime, cutime + cstime) of one live process, in seconds: its own CPU and
     its waited-for children's ((0, 0) when gone)."""
