@@ -61,9 +61,14 @@ class ScriptedWaiter:
         self.timeouts: list[float] = []
         self.since: list[str] = []
         self.told: str | None = None  # what latest_status answers
+        self.moved_from: str | None = None  # set: the status the stream's newest event left
 
     def latest_status(self, terminal_id: str) -> str | None:
         return self.told
+
+    def status_after(self, terminal_id: str, seen: str) -> str | None:
+        told = self.latest_status(terminal_id)
+        return told if self.moved_from in (None, seen) else None
 
     def wait(self, terminal_id: str, since: str, path: Path, timeout: float) -> str | None:
         self.timeouts.append(timeout)
@@ -81,7 +86,11 @@ def _quiet() -> None:
 
 
 def _handoff(
-    tmp_path: Path, api: Statuses, wakes: list[Callable[[], str | None]], **options: float
+    tmp_path: Path,
+    api: Statuses,
+    wakes: list[Callable[[], str | None]],
+    on_status: Callable[..., None] | None = None,
+    **options: float,
 ) -> tuple[Handoff, Clock, ScriptedWaiter, io.StringIO]:
     clock = Clock()
     waiter = ScriptedWaiter(clock, wakes)
@@ -99,6 +108,7 @@ def _handoff(
         clock=clock,
         sleep=clock.sleep,
         waiter=waiter,
+        on_status=on_status,
     )
     return handoff, clock, waiter, log
 
@@ -155,6 +165,27 @@ def test_a_file_event_never_takes_a_stale_status_from_the_stream(tmp_path: Path)
     waiter.latest_status = lambda terminal_id: "error"  # type: ignore[method-assign]
     assert handoff.wait_for_response_file("t1", "programmer") == "PROGRAMMER_SUMMARY"
     assert api.reads == 2
+
+
+def test_a_stream_behind_the_last_read_is_read_afresh_and_reports_no_change(
+    tmp_path: Path,
+) -> None:
+    """A dialog drawn at once is read as waiting while the stream still brings the
+    `processing` before it: that is no change, and the dialog is reported once."""
+    path = response_path_for("programmer", tmp_path)
+    api = Statuses(["waiting_user_answer", "waiting_user_answer", "completed"])
+    seen: list[tuple[str, str | None]] = []
+    wakes: list[Callable[[], str | None]] = [lambda: "status", _write(path, "SUMMARY")]
+    handoff, _, waiter, _ = _handoff(
+        tmp_path,
+        api,
+        wakes,
+        on_status=lambda role, tid, status, previous: seen.append((status, previous)),
+    )
+    waiter.told, waiter.moved_from = "processing", "idle"
+    assert handoff.wait_for_response_file("t1", "programmer") == "SUMMARY"
+    assert seen == [("waiting_user_answer", None), ("completed", "waiting_user_answer")]
+    assert api.reads == 3
 
 
 def test_a_status_event_saying_error_stops_the_wait_once_the_server_says_so(

@@ -335,8 +335,9 @@ class Handoff:
             if self.waiter.latest_status(terminal_id) is None:
                 pace.hurry()  # no live status stream: read again soon
             return None
-        told = self.waiter.latest_status(terminal_id)
-        # An error is read afresh too: the event may be late, about a CLI already replaced.
+        # A stream that is behind the last read (its event does not move on from `status`)
+        # is read afresh; an error too: the event may be late, about a CLI already replaced.
+        told = self.waiter.status_after(terminal_id, status)
         return None if told == TerminalStatus.ERROR else told
 
     def _remind(self, terminal_id: str, role: Role, path: Path, who: str) -> None:

@@ -59,6 +59,10 @@ class ChangeWaiter(Protocol):
         """The terminal's status as a live status stream last gave it; None without one."""
         ...
 
+    def status_after(self, terminal_id: str, seen: TerminalStatus) -> TerminalStatus | None:
+        """The live stream's newest status when its event moved on from `seen`, else None."""
+        ...
+
 
 class StuckFile:
     """A response file complete and unchanged while the server keeps saying `processing`.

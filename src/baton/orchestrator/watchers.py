@@ -157,6 +157,8 @@ class StatusEvents:
         self._session_name = session_name
         self._lock = threading.Lock()
         self._latest: dict[str, TerminalStatus] = {}
+        # The status each terminal's latest event moved from (None: the stream's first word).
+        self._moved_from: dict[str, TerminalStatus | None] = {}
         self._changes: dict[str, int] = {}  # how many changes each terminal has had
         self._first = threading.Event()
         self._connected = threading.Event()
@@ -187,6 +189,11 @@ class StatusEvents:
         """The newest status the events gave for `terminal_id`."""
         with self._lock:
             return self._latest.get(terminal_id)
+
+    def moved_from(self, terminal_id: str) -> TerminalStatus | None:
+        """The status `terminal_id`'s newest event moved from (None when it did not say)."""
+        with self._lock:
+            return self._moved_from.get(terminal_id)
 
     def changes(self, terminal_id: str) -> int:
         """How many status changes of `terminal_id` have arrived so far."""
@@ -267,17 +274,21 @@ class StatusEvents:
         terminal_id, status = event.get("terminal_id"), parse_status(event.get("status"))
         if not isinstance(terminal_id, str) or status is None:
             return
+        previous = parse_status(event.get("previous_status"))
         with self._lock:
-            changed = self._record(terminal_id, status)
+            changed = self._record(terminal_id, status, previous)
         self._first.set()
         if changed:
             self._bell()
 
-    def _record(self, terminal_id: str, status: TerminalStatus) -> bool:
-        """Note `status` (lock held); True when it is a change."""
+    def _record(
+        self, terminal_id: str, status: TerminalStatus, previous: TerminalStatus | None
+    ) -> bool:
+        """Note `status`, reached from `previous` (lock held); True when it is a change."""
         if self._latest.get(terminal_id) == status:
             return False
         self._latest[terminal_id] = status
+        self._moved_from[terminal_id] = previous
         self._changes[terminal_id] = self._changes.get(terminal_id, 0) + 1
         return True
 
@@ -296,7 +307,7 @@ class StatusEvents:
                 self._long_poll_supported = False  # 404/405: the route is not there
                 self.feed = StatusFeed.NONE
                 return
-            changed = status != since and self._record(terminal_id, status)
+            changed = status != since and self._record(terminal_id, status, since)
         if changed:
             self._bell()
 
@@ -373,6 +384,19 @@ class ChangeWatcher:
         if self._status is None or not self._status.live:
             return None
         return self._status.latest(terminal_id)
+
+    def status_after(self, terminal_id: str, seen: TerminalStatus) -> TerminalStatus | None:
+        """The stream's newest status for `terminal_id` when its event moved on from `seen`
+        (the caller's last word); None when it did not (read afresh).
+
+        The caller's own read can be newer than the stream: a dialog drawn right after the
+        prompt is read as `waiting_user_answer` while the stream still brings the
+        `processing` before it. Taking that `processing` would report the dialog twice.
+        """
+        latest = self.latest_status(terminal_id)
+        if latest is None or self._status is None:
+            return None
+        return latest if self._status.moved_from(terminal_id) == seen else None
 
     def close(self) -> None:
         if self._status is not None:

@@ -230,6 +230,9 @@ def test_a_status_change_wakes_the_wait(tmp_path: Path, server: StatusServer) ->
         # The stream's word is as fresh as a read; a long-poll answer may not be.
         expected = "completed" if server.sse else None
         assert watcher.latest_status("t1") == expected
+        # Moved on from what the caller last read: taken; from anything else: read afresh.
+        assert watcher.status_after("t1", "processing") == expected
+        assert watcher.status_after("t1", "idle") is None
         # Nothing more changes: the next wait runs to its timeout.
         assert watcher.wait("t1", "completed", path, 0.3) is None
 
