@@ -2,7 +2,8 @@
 
 `TurnRunner.ask` on a state that says a prompt was going out ("awaiting"): one agent, a
 real Handoff and Archive, a manual clock. Each case says whether the prompt is typed
-again, and whether the run waited for the agent first.
+again, and whether the run waited for the agent first. The last cases: a prompt the
+live agent did not take (HTTP 502) is sent again after an interrupt.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from baton.errors import ApiHttpError
 from baton.orchestrator.archive import Archive
 from baton.orchestrator.awaiting import Awaiting
 from baton.orchestrator.events import RunEvents
@@ -22,6 +26,7 @@ from baton.orchestrator.prompts import ExploreTracker
 from baton.orchestrator.response_files import response_path_for
 from baton.orchestrator.run_parts import RunContext
 from baton.orchestrator.runlog import RunLog
+from baton.orchestrator.stall_recovery import StallRecovery
 from baton.orchestrator.state import RunState
 from baton.orchestrator.turns import TurnRunner
 
@@ -50,12 +55,19 @@ class Agent:
         self.response_file = response_path_for(ROLE, wd)
         self.calls: list[str] = []
         self.sent: list[str] = []
+        self.dropped = 0  # prompts to drop, as a CLI still loading does (HTTP 502)
 
     def send_input(self, terminal_id: str, message: str, **_: object) -> None:
         self.calls.append("send_input")
         self.sent.append(message)
+        if self.dropped:
+            self.dropped -= 1
+            raise ApiHttpError("POST", "/input", 502, "the CLI did not take the input")
         if message == PROMPT:
             self.write_answer(AGAIN)
+
+    def send_key(self, terminal_id: str, key: str) -> None:
+        self.calls.append(f"send_key {key}")
 
     def get_status(self, terminal_id: str) -> str:
         self.calls.append("get_status")
@@ -72,7 +84,7 @@ class Agent:
 class Rig:
     """A TurnRunner for the one role, over `Agent`, with the state a stopped run left."""
 
-    def __init__(self, wd: Path, *, terminal_id: str = "t-1") -> None:
+    def __init__(self, wd: Path, *, terminal_id: str = "t-1", stalls: bool = False) -> None:
         self.agent = Agent(wd)
         self.clock = ManualClock()
         self.state = RunState(wd=str(wd), prompt="p", terminals={KEY: terminal_id})
@@ -95,12 +107,21 @@ class Rig:
             self.state,
             RunEvents(None),
         )
+        stall = StallRecovery(
+            self.agent,  # type: ignore[arg-type]
+            RunLog(io.StringIO()),
+            RunEvents(None),
+            keys_for=lambda key: ("Escape",),
+            clock=self.clock,
+            sleep=self.clock.sleep,
+        )
         self.runner = TurnRunner(
             run,
             self.handoff,
             ExploreTracker("explore"),
             transition=self._transition,
             save=lambda: None,
+            stall=stall if stalls else None,
         )
 
     def _transition(self, change: Callable[[], None], *, clear_awaiting: bool = True) -> None:
@@ -209,3 +230,25 @@ def test_a_prompt_typed_and_not_answered_is_waited_for_then_sent_once_more(
     assert rig.agent.sent == [PROMPT]
     assert rig.agent.calls.index("send_input") > 0
     assert rig.clock.now >= 30
+
+
+def test_a_prompt_the_live_agent_did_not_take_is_interrupted_and_sent_again(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path, stalls=True)
+    rig.agent.dropped = 1
+
+    assert rig.ask() == AGAIN
+    assert rig.agent.sent == [PROMPT, PROMPT]
+    assert "send_key Escape" in rig.agent.calls  # interrupted before it was sent again
+
+
+def test_without_stall_recovery_a_prompt_not_taken_ends_the_turn_in_one_error(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path)
+    rig.agent.dropped = 1
+
+    with pytest.raises(ApiHttpError, match="did not take the input"):
+        rig.ask()
+    assert rig.agent.sent == [PROMPT]

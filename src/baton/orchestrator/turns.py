@@ -4,7 +4,7 @@ A turn records the prompt as going out ("awaiting") before it is typed, so a run
 any point resumes without typing it twice: it takes an answer already archived, waits for
 the one asked for, or sends again. The crash points (`baton.orchestrator.crashpoints`)
 mark those step boundaries. A stalled turn is interrupted, then its CLI restarted
-(`baton.orchestrator.stall_recovery`); one that ran out of RESPONSE_TIMEOUT is marked so,
+(`baton.orchestrator.stall_recovery`), and so is a prompt a live CLI did not take; one that ran out of RESPONSE_TIMEOUT is marked so,
 and a rerun interrupts it instead of waiting the same way again. The rounds around the
 turns are `baton.orchestrator.phases`.
 """
@@ -52,6 +52,22 @@ class _Refused(Exception):
     def __init__(self, error: ApiHttpError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class _NotTaken(Exception):
+    """A live agent did not take the prompt (HTTP 502: no turn started after the paste).
+
+    A CLI still loading (a resumed conversation) can drop what is typed; the turn is
+    treated as stalled: interrupted and sent again, its CLI restarted the next time.
+    """
+
+    def __init__(self, error: ApiHttpError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+# The server's answer when the CLI did not take the input (`InputNotAcceptedError`).
+_NOT_TAKEN_STATUS = 502
 
 
 class Transition(Protocol):
@@ -222,7 +238,8 @@ class TurnRunner:
 
         An agent that dies meanwhile is brought back (AGENT_RESTARTS bounds it): one that
         refused the prompt is sent it again; one that was working hands over its answer
-        file if it wrote one, else it is sent the prompt again.
+        file if it wrote one, else it is sent the prompt again. A live agent that did not
+        take the prompt counts as a stall.
         """
         role = ROLE_BY_TERMINAL[terminal_key]
         deliver = partial(self._deliver, terminal_key, where)
@@ -233,6 +250,10 @@ class TurnRunner:
             except _Refused as refused:
                 self._bring_back(terminal_key, refused.error)
                 continue
+            except _NotTaken as not_taken:
+                if self.stall is None:
+                    raise not_taken.error from None
+                self._stalled(terminal_key, "it did not take the prompt")
             except AgentStalled as stalled:
                 if self.stall is None:
                     raise
@@ -343,6 +364,8 @@ class TurnRunner:
                 # Refused: nothing was typed, so nothing is awaited.
                 self.explore.forget(terminal_id)
                 self.transition(lambda: None)
+                if error.status_code == _NOT_TAKEN_STATUS:
+                    raise _NotTaken(error) from error
                 if not self._is_dead_agent(error):
                     raise
                 crash_point("after_send")  # the send is over; a restart follows
