@@ -73,6 +73,7 @@ class ScriptedAgent:
         ask_trust: bool = False,
         ask_before_work: frozenset[str] = frozenset(),
         draw_delay: float = 0.0,
+        drop_first_paste: bool = False,
         fd_in: int = 0,
         fd_out: int = 1,
     ) -> None:
@@ -87,6 +88,9 @@ class ScriptedAgent:
         self.ask_before_work = set(ask_before_work)
         # Seconds a paste takes to show (BATON_SCRIPTED_DRAW_DELAY): a slow-drawing CLI.
         self.draw_delay = draw_delay
+        # Lose the first paste and redraw (--drop-first-paste): a CLI still loading.
+        self._pastes_to_drop = 1 if drop_first_paste else 0
+        self._dropping = False
         self.fd_in = fd_in
         self.fd_out = fd_out
         self.worker = RoleWorker(directory)
@@ -168,6 +172,8 @@ class ScriptedAgent:
             data = self._read(None)
             if not data:
                 return 0
+            if self._drop_paste(data):
+                continue
             events = self.parser.feed(data)
             for index, event in enumerate(events):
                 if event.kind == "text":
@@ -190,6 +196,19 @@ class ScriptedAgent:
             if self._turn_open:  # back at the prompt, reading input again
                 self._turn_open = False
                 record_turn(self.turn_log, "finished")
+
+    def _drop_paste(self, data: bytes) -> bool:
+        """Whether `data` belongs to a paste to lose (`--drop-first-paste`), the way a CLI
+        still loading a resumed conversation loses what is typed; redrawn once it is over."""
+        text = data.decode("utf-8", "replace")
+        if not self._dropping and not (self._pastes_to_drop and PASTE_START in text):
+            return False
+        self._dropping = PASTE_END not in text
+        if not self._dropping:
+            self._pastes_to_drop -= 1
+            self._write(f"{_CLEAR_LINE}(still loading: the input was lost)\n")
+            self._draw_prompt()
+        return True
 
     def _draw_slowly(self, unread: list[Event]) -> None:
         """Take `draw_delay` to show a paste, losing keys that arrive before it shows.
@@ -375,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--usage-file", type=Path, help="keep the cumulative token counts here")
     parser.add_argument("--turn-log", type=Path, help="record each turn's start and end here")
     parser.add_argument("--ask-trust", action="store_true", help="show a first-run dialog")
+    parser.add_argument(
+        "--drop-first-paste", action="store_true", help="lose the first paste (still loading)"
+    )
     args = parser.parse_args(argv)
     agent = ScriptedAgent(
         profile_name=args.profile,
@@ -390,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             if role.strip()
         ),
         draw_delay=_seconds(os.environ.get(DRAW_DELAY_ENV, "")),
+        drop_first_paste=args.drop_first_paste,
     )
     try:
         return agent.run()

@@ -136,7 +136,7 @@ class InputSender:
         self._require_alive(record)
         # A dialog's answer may show nowhere (a key the dialog takes): a still screen is
         # all there is to wait for. Anything else waits until its text shows.
-        drawn = self._drawn(record, provider, prepared.text, blank, read_text=not answer)
+        drawn, shown = self._drawn(record, provider, prepared.text, blank, read_text=not answer)
         pasted: str | None = None
         if answer or _is_command(prepared.text):
             # A command or a dialog's answer starts no turn; it is taken when it leaves
@@ -145,12 +145,30 @@ class InputSender:
             pasted = drawn
         self.delivery.submit(record.pane, provider)
         outcome_if_cut_off(200, {"success": True})  # typed: a repeated key must not retype
+        # A paste never drawn may have been dropped (see `_dropped`): typed once more.
+        repaste = None if shown or pasted is not None else blank
+        self._confirm(record, provider, prepared, before, busy_before, pasted, repaste)
+
+    def _confirm(
+        self,
+        record: TerminalRecord,
+        provider: Provider,
+        prepared: PreparedMessage,
+        before: TurnRecord | None,
+        busy_before: int,
+        pasted: str | None,
+        repaste: str | None,
+    ) -> None:
+        """Wait until the CLI took the message (`_taken`); InputNotAcceptedError if never.
+
+        With `resubmit_after`, a message still in the input box is submitted again; one
+        never drawn whose box shows empty on a redrawn screen is pasted again, once.
+        """
         watcher = self.reader.watcher
         seen = watcher.generation
-        submitted = time.monotonic()
-        deadline = submitted + self.timings.accept_timeout
+        deadline = time.monotonic() + self.timings.accept_timeout
         again = provider.resubmit_after
-        resubmit_at = None if again is None else submitted + again
+        resubmit_at = None if again is None else time.monotonic() + again
         while True:
             self._require_alive(record)
             if self._taken(record, before, busy_before, pasted):
@@ -166,8 +184,21 @@ class InputSender:
                 # Again each `resubmit_after` while the message waits in the input box: a
                 # loaded CLI can read the second Enter as a newline too.
                 resubmit_at = now + again
-                if provider.input_pending(self.reader.screen(record)):
+                screen = self.reader.screen(record)
+                if provider.input_pending(screen):
                     self.delivery.submit(record.pane, provider)
+                elif repaste is not None and self._dropped(record, repaste, screen):
+                    logger.warning(
+                        "terminal %s: the CLI dropped the paste (its input box is empty "
+                        "again); pasting once more",
+                        record.id,
+                    )
+                    repaste = None
+                    self.delivery.paste(record.pane, prepared)
+                    self._drawn(record, provider, prepared.text, screen, read_text=True)
+                    self.delivery.submit(record.pane, provider)
+                    deadline = time.monotonic() + self.timings.accept_timeout
+                    resubmit_at = time.monotonic() + again
                 continue
             wait = remaining if resubmit_at is None else min(remaining, resubmit_at - now)
             seen = watcher.wait_changed(seen, max(wait, 0.0))
@@ -190,10 +221,24 @@ class InputSender:
             return True
         return status in (TerminalStatus.PROCESSING, TerminalStatus.WAITING_USER_ANSWER)
 
+    def _dropped(self, record: TerminalRecord, before_paste: str, screen: str) -> bool:
+        """Whether a paste never drawn was lost, not merely late (asked once `input_pending`
+        reads an empty input box on `screen`).
+
+        Lost: the CLI has drawn since the paste (one that stopped reading its input draws
+        nothing, and would read a second copy) and is at rest, no turn open (one that took
+        the message shows itself busy at once, before its turn record says so).
+        """
+        if screen == before_paste:
+            return False
+        status, turns = self._state(record)
+        return status in _READY and not (turns is not None and turns.open)
+
     def _drawn(
         self, record: TerminalRecord, provider: Provider, text: str, blank: str, *, read_text: bool
-    ) -> str:
-        """The screen once the paste shows on it and it has been still for a moment.
+    ) -> tuple[str, bool]:
+        """The screen once the paste shows on it and it has been still for a moment, and
+        whether it showed (False: `paste_wait` ran out).
 
         Shown: the screen differs from `blank` (before the paste) and, with `read_text`,
         the provider's `paste_shown` reads the text on it. Still: no change for the
@@ -216,14 +261,14 @@ class InputSender:
                 shown = provider.paste_shown(screen, text)
             if shown and now - changed_at >= provider.paste_settle:
                 logger.debug("terminal %s: paste drawn in %.3fs", record.id, now - started)
-                return screen
+                return screen, True
             if now >= deadline:
                 logger.warning(
                     "terminal %s: the paste did not show within %gs; submitting anyway",
                     record.id,
                     provider.paste_wait,
                 )
-                return screen
+                return screen, False
             wake = deadline if not shown else min(deadline, changed_at + provider.paste_settle)
             seen = watcher.wait_changed(seen, wake - now)
             self._require_alive(record)

@@ -5,6 +5,9 @@ machine a message can stay typed but unsent. A provider that says so (`resubmit_
 `input_pending`) gets its submit keys pressed again, every `resubmit_after` seconds while
 the message waits. Here the scripted agent stands in: its provider's first "submit" (or
 first two) is a key the agent ignores (an arrow), so only a resubmission sends it.
+
+A paste the CLI drops (Gemini CLI loading a resumed conversation) never shows: once the
+CLI has redrawn at rest with its input box empty, the message is pasted once more.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pytest
 from tests.support.server import in_process_server
 
 import baton.providers as providers
+from baton.providers.base import LaunchSpec, TerminalContext
 from baton.providers.scripted import ScriptedProvider
 from baton.screen import last_lines
 from baton.scripted_agent import ui
@@ -59,9 +63,35 @@ class NeverResubmits(DroppedEnterProvider):
     resubmit_after = None
 
 
+class DroppedPasteProvider(ScriptedProvider):
+    """The scripted agent losing its first paste, as a CLI still loading does."""
+
+    name = "dropped_paste"
+    resubmit_after: ClassVar[float | None] = 0.5
+    paste_wait = 0.5
+
+    def launch(self, ctx: TerminalContext) -> LaunchSpec:
+        spec = super().launch(ctx)
+        return LaunchSpec(argv=[*spec.argv, "--drop-first-paste"], env=spec.env)
+
+    def input_pending(self, screen: str) -> bool:
+        return DroppedEnterProvider.input_pending(self, screen)  # type: ignore[arg-type]
+
+
+class DroppedPasteNoResubmit(DroppedPasteProvider):
+    name = "dropped_paste_no_resubmit"
+    resubmit_after = None
+
+
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    for provider in (DroppedEnterProvider, TwiceDroppedEnter, NeverResubmits):
+    for provider in (
+        DroppedEnterProvider,
+        TwiceDroppedEnter,
+        NeverResubmits,
+        DroppedPasteProvider,
+        DroppedPasteNoResubmit,
+    ):
         monkeypatch.setitem(
             providers.BUILTIN_PROVIDERS, provider.name, f"{__name__}:{provider.__name__}"
         )
@@ -70,8 +100,9 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield handle.base_url
 
 
-def _send(base_url: str, provider: type[DroppedEnterProvider], tmp_path: Path) -> int:
-    provider.presses = 0
+def _send(base_url: str, provider: type[ScriptedProvider], tmp_path: Path) -> int:
+    if issubclass(provider, DroppedEnterProvider):
+        provider.presses = 0
     created = httpx.post(
         f"{base_url}/sessions",
         params={
@@ -102,3 +133,16 @@ def test_the_message_is_submitted_again_while_it_waits(server: str, tmp_path: Pa
 def test_without_resubmission_the_dropped_enter_is_reported(server: str, tmp_path: Path) -> None:
     assert _send(server, NeverResubmits, tmp_path) == 502
     assert NeverResubmits.presses == 1
+
+
+def test_a_dropped_paste_is_pasted_again_once_the_cli_redrew_at_rest(
+    server: str, tmp_path: Path
+) -> None:
+    assert _send(server, DroppedPasteProvider, tmp_path) == 200
+    received = sorted((tmp_path / "state" / "terminals").glob("*/inputs/*.txt"))
+    assert [path.read_text() for path in received] == ["hello there"]  # taken once
+
+
+def test_without_resubmission_a_dropped_paste_is_reported(server: str, tmp_path: Path) -> None:
+    assert _send(server, DroppedPasteNoResubmit, tmp_path) == 502
+    assert not list((tmp_path / "state" / "terminals").glob("*/inputs/*.txt"))
