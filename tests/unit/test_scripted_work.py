@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from baton.demo.sample import write_sample_project
+from baton.orchestrator.response_files import response_file_instruction
 from baton.scripted_agent.work import RoleWorker, ScenarioError, load_scenario
 
 
@@ -147,3 +148,19 @@ def test_work_seconds_may_be_a_range(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / ".baton/scenario.json").write_text('{"work_seconds": [2, 1]}')
     with pytest.raises(ScenarioError, match=r"\[low, high\]"):
         load_scenario(tmp_path)
+
+
+def test_work_seconds_may_be_given_per_role(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("BATON_SCRIPTED_WORK_SECONDS", "programmer=3,tester=0.1")
+    (tmp_path / ".baton").mkdir()
+    (tmp_path / ".baton/scenario.json").write_text('{"work_seconds": 1.5}')
+    worker = RoleWorker(tmp_path)
+    assert worker.work_seconds(_prompt_for(tmp_path, "programmer_summary.md")) == 3.0
+    assert worker.work_seconds(_prompt_for(tmp_path, "test_result.md")) == 0.1
+    # A role not named (and a message that is no prompt of a role) falls through.
+    assert worker.work_seconds(_prompt_for(tmp_path, "analyst_summary.md")) == 1.5
+    assert worker.work_seconds("hello") == 1.5
+
+
+def _prompt_for(wd: Path, file_name: str) -> str:
+    return f"Do it.\n\n{response_file_instruction(wd / '.tmp' / 'agent-responses' / file_name)}"

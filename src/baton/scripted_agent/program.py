@@ -316,7 +316,7 @@ class ScriptedAgent:
 
         def target() -> None:
             try:
-                time.sleep(self.worker.work_seconds())
+                time.sleep(self.worker.work_seconds(message))
                 outcome = self.worker.handle(message)
                 # Counted before the answer is drawn: whoever reads the answer finds the
                 # turn's tokens already recorded.

@@ -120,11 +120,22 @@ class RoleWorker:
         self._upstream: str | None = None  # the upstream work that patch answered
         self._cycle: int | None = None  # the review cycle of the last programmer prompt
 
-    def work_seconds(self) -> float:
-        """How long to look busy: BATON_SCRIPTED_WORK_SECONDS, the scenario, or a default."""
-        override = os.environ.get("BATON_SCRIPTED_WORK_SECONDS")
-        if override:
+    def work_seconds(self, prompt: str = "") -> float:
+        """How long to look busy on `prompt`: BATON_SCRIPTED_WORK_SECONDS, the scenario,
+        or a default.
+
+        The variable is a number for every role, or `ROLE=SECONDS` pairs separated by
+        commas (output keys: `programmer=3`) for the roles named; the others fall through.
+        """
+        override = os.environ.get("BATON_SCRIPTED_WORK_SECONDS", "").strip()
+        if override and "=" not in override:
             return float(override)
+        if override:
+            target = answers.find_response_target(prompt)
+            per_role = dict(pair.split("=", 1) for pair in override.split(",") if "=" in pair)
+            seconds = per_role.get(target.role.output_key) if target is not None else None
+            if seconds is not None:
+                return float(seconds)
         try:
             scenario = load_scenario(self.directory)
         except ScenarioError:

@@ -40,7 +40,8 @@ def _pids_with_env(name: str, value: str) -> list[int]:
 
 
 def test_programmer_cli_killed_mid_turn_is_restarted(tmp_path: Path) -> None:
-    with running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "2"}) as server:
+    slow_programmer = {"BATON_SCRIPTED_WORK_SECONDS": "programmer=2"}  # killed in its turn
+    with running_baton_server(tmp_path, env=slow_programmer) as server:
         project = write_sample_project(tmp_path / "project")
         state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"
         env = scripted_run_env(server.base_url, project)

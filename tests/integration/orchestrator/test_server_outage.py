@@ -156,7 +156,9 @@ def _outage_events(run: Run) -> list[str]:
 
 def test_server_killed_mid_turn_for_eight_seconds(tmp_path: Path) -> None:
     with (
-        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
+        running_baton_server(
+            tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "programmer=3"}
+        ) as server,
         _run(tmp_path, server) as run,
     ):
         wait_until(lambda: _working(run, "programmer"), timeout=120)
@@ -172,7 +174,9 @@ def test_server_killed_mid_turn_for_eight_seconds(tmp_path: Path) -> None:
 
 def test_server_killed_twice_in_a_row(tmp_path: Path) -> None:
     with (
-        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
+        running_baton_server(
+            tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "analyst_review=3"}
+        ) as server,
         _run(tmp_path, server) as run,
     ):
         wait_until(lambda: _working(run, "analyst_review"), timeout=120)
@@ -255,7 +259,7 @@ def test_the_status_stream_comes_back_after_a_restart(tmp_path: Path) -> None:
 
 def test_past_the_window_the_run_stops_in_one_line_and_resumes_later(tmp_path: Path) -> None:
     with (
-        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
+        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "analyst=3"}) as server,
         _run(tmp_path, server, SERVER_OUTAGE_SECONDS="2") as run,
     ):
         wait_until(lambda: _working(run, "analyst"), timeout=120)
@@ -286,7 +290,7 @@ def test_a_run_stopped_while_its_server_is_away_does_not_sit_out_the_window(
     """SIGTERM during an outage: the state is saved, and the exit's clean-up gives up on the
     absent server after a few seconds instead of the whole SERVER_OUTAGE_SECONDS."""
     with (
-        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "3"}) as server,
+        running_baton_server(tmp_path, env={"BATON_SCRIPTED_WORK_SECONDS": "analyst=3"}) as server,
         _run(tmp_path, server, CLEANUP_ON_EXIT="1") as run,
     ):
         wait_until(lambda: _working(run, "analyst"), timeout=120)
