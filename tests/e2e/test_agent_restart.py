@@ -77,7 +77,7 @@ class _Killer(threading.Thread):
                 continue
             if not any(turn.role == "programmer" for turn in self.brain.open_turns()):
                 continue
-            time.sleep(0.5)  # well inside the turn (every reply waits slow_seconds)
+            time.sleep(0.5)  # well inside the turn (each of its replies waits slow_seconds)
             for pid in _pids_with_env("BATON_TERMINAL_ID", awaiting["terminal_id"]):
                 os.kill(pid, signal.SIGKILL)
                 self.killed.append(pid)
@@ -101,6 +101,9 @@ _STALL_KEYS = {
 # turn (a restart of the analyst, then a resumed CLI starting slowly again).
 _STALL_SECONDS = {"opencode": "40"}
 _STALL_AFTER = {"opencode": 1}
+# The programmer's turn the kill lands in (its second prompt: round 1, review cycle 2) is
+# slow, so the kill finds it mid-turn; its other turns go at the model's pace.
+_KILLED_TURN = frozenset({1})
 # The roles the faults hit: the analyst stalls, the programmer is killed.
 _FAULTED_ROLES = ("analyst", "programmer")
 
@@ -114,7 +117,10 @@ def test_a_stalled_stream_and_a_cli_killed_mid_turn_and_the_loop_passes(
     if keys is not None:
         behaviours["analyst"] = Misbehaviour.STALL
     brain = Brain(
-        behaviours=behaviours, slow_seconds=2.0, stall_after=_STALL_AFTER.get(provider, 0)
+        behaviours=behaviours,
+        slow_seconds=2.0,
+        slow_turns=_KILLED_TURN,
+        stall_after=_STALL_AFTER.get(provider, 0),
     )
     project = write_sample_project(tmp_path / "project")
     state_file = project.root / ".tmp" / "codex-3agents-loop-state.json"

@@ -74,6 +74,9 @@ class Brain:
 
     behaviours: Mapping[str, Misbehaviour] = field(default_factory=dict)
     slow_seconds: float = 3.0
+    # Which of the role's turns (0 for its first prompt, 1 for its second…) are SLOW;
+    # None: every one of them.
+    slow_turns: frozenset[int] | None = None
     stall_times: int = 1
     # Turns of the role answered before its stalls begin: the CLI has booted and loaded
     # its providers, so a slow start is never taken for the stall.
@@ -97,8 +100,19 @@ class Brain:
     def delay_for(self, prompt: str) -> float:
         """Seconds to wait before replying (the SLOW misbehaviour; a CAO worker's pace)."""
         if self.misbehaviour_for(prompt) is Misbehaviour.SLOW:
-            return self.slow_seconds
+            if self.slow_turns is None or self._turn_index(prompt) in self.slow_turns:
+                return self.slow_seconds
+            return 0.0
         return cao_pause(prompt) if response_target(prompt) is None else 0.0
+
+    def _turn_index(self, prompt: str) -> int:
+        """Which of its role's prompts `prompt` is (0: the first one this brain saw)."""
+        role = self.role_of(prompt)
+        with self._lock:
+            prompts = self._prompts.setdefault(role, [])
+            if prompt not in prompts:
+                prompts.append(prompt)
+            return prompts.index(prompt)
 
     def takes_stall(self, prompt: str, done_steps: int) -> bool:
         """Whether this request gets no answer at all (STALL: a turn's first request, for
@@ -107,11 +121,9 @@ class Brain:
         if done_steps or self.misbehaviour_for(prompt) is not Misbehaviour.STALL:
             return False
         role = self.role_of(prompt)
+        index = self._turn_index(prompt)
         with self._lock:
-            prompts = self._prompts.setdefault(role, [])
-            if prompt not in prompts:
-                prompts.append(prompt)
-            if prompts.index(prompt) < self.stall_after:
+            if index < self.stall_after:
                 return False
             if self._stalled.get(role, 0) >= self.stall_times:
                 return False
