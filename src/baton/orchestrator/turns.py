@@ -4,9 +4,9 @@ A turn records the prompt as going out ("awaiting") before it is typed, so a run
 any point resumes without typing it twice: it takes an answer already archived, waits for
 the one asked for, or sends again. The crash points (`baton.orchestrator.crashpoints`)
 mark those step boundaries. A stalled turn is interrupted, then its CLI restarted
-(`baton.orchestrator.stall_recovery`), and so is a prompt a live CLI did not take; one that ran out of RESPONSE_TIMEOUT is marked so,
-and a rerun interrupts it instead of waiting the same way again. The rounds around the
-turns are `baton.orchestrator.phases`.
+(`baton.orchestrator.stall_recovery`), and so is a prompt a live CLI did not take; one
+that ran out of RESPONSE_TIMEOUT is marked so, and a rerun interrupts it instead of
+waiting the same way again. The rounds around the turns are `baton.orchestrator.phases`.
 """
 
 from __future__ import annotations
