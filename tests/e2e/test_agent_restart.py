@@ -99,7 +99,10 @@ _STALL_KEYS = {
 # measure. So its STALL_SECONDS is longer, and its analyst stalls on its second turn, with
 # the CLI warm: a slow first start plus the stall after it would be two stalls in one
 # turn (a restart of the analyst, then a resumed CLI starting slowly again).
-_STALL_SECONDS = {"opencode": "40"}
+# Copilot CLI cancels a stalled request slowly on a loaded machine ("Cancelling" for more
+# than 10 s), and an interrupted CLI that is not at rest within min(STALL_SECONDS, 30 s)
+# is restarted: 20 s leaves it room.
+_STALL_SECONDS = {"opencode": "40", "copilot": "20"}
 _STALL_AFTER = {"opencode": 1}
 # The programmer's turn the kill lands in (its second prompt: round 1, review cycle 2) is
 # slow, so the kill finds it mid-turn; its other turns go at the model's pace.
