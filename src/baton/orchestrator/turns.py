@@ -361,7 +361,8 @@ class TurnRunner:
                 arrived = self.handoff.response_path_for(role).exists
                 self.api.send_input(terminal_id, message, arrived=arrived)
             except ApiHttpError as error:
-                # Refused: nothing was typed, so nothing is awaited.
+                # Refused (nothing typed), or typed and not taken (502, sent again after
+                # an interrupt): nothing is awaited.
                 self.explore.forget(terminal_id)
                 self.transition(lambda: None)
                 if error.status_code == _NOT_TAKEN_STATUS:

@@ -190,10 +190,11 @@ class StatusEvents:
         with self._lock:
             return self._latest.get(terminal_id)
 
-    def moved_from(self, terminal_id: str) -> TerminalStatus | None:
-        """The status `terminal_id`'s newest event moved from (None when it did not say)."""
+    def latest_move(self, terminal_id: str) -> tuple[TerminalStatus | None, TerminalStatus | None]:
+        """The newest status the events gave for `terminal_id`, and the one it moved from
+        (None when the event did not say), read together."""
         with self._lock:
-            return self._moved_from.get(terminal_id)
+            return self._latest.get(terminal_id), self._moved_from.get(terminal_id)
 
     def changes(self, terminal_id: str) -> int:
         """How many status changes of `terminal_id` have arrived so far."""
@@ -393,10 +394,10 @@ class ChangeWatcher:
         prompt is read as `waiting_user_answer` while the stream still brings the
         `processing` before it. Taking that `processing` would report the dialog twice.
         """
-        latest = self.latest_status(terminal_id)
-        if latest is None or self._status is None:
+        if self._status is None or not self._status.live:
             return None
-        return latest if self._status.moved_from(terminal_id) == seen else None
+        latest, moved_from = self._status.latest_move(terminal_id)
+        return latest if moved_from == seen else None
 
     def close(self) -> None:
         if self._status is not None:
