@@ -200,10 +200,11 @@ class ScriptedAgent:
     def _drop_paste(self, data: bytes) -> bool:
         """Whether `data` belongs to a paste to lose (`--drop-first-paste`), the way a CLI
         still loading a resumed conversation loses what is typed; redrawn once it is over."""
-        text = data.decode("utf-8", "replace")
-        if not self._dropping and not (self._pastes_to_drop and PASTE_START in text):
+        if not self._dropping and not (
+            self._pastes_to_drop and PASTE_START.encode("ascii") in data
+        ):
             return False
-        self._dropping = PASTE_END not in text
+        self._dropping = PASTE_END.encode("ascii") not in data
         if not self._dropping:
             self._pastes_to_drop -= 1
             self._write(f"{_CLEAR_LINE}(still loading: the input was lost)\n")

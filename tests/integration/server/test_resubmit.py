@@ -30,6 +30,12 @@ from baton.server.creation import ServiceTimings
 pytestmark = pytest.mark.tmux
 
 
+def _typed_in_prompt(screen: str) -> bool:
+    """The scripted agent's prompt line holds typed text (`input_pending` for both fakes)."""
+    lines = last_lines(screen, 1)
+    return bool(lines) and lines[-1].startswith(ui.PROMPT + " ") and len(lines[-1]) > 2
+
+
 class DroppedEnterProvider(ScriptedProvider):
     """The scripted agent, whose first submit press never reaches it as Enter."""
 
@@ -43,8 +49,7 @@ class DroppedEnterProvider(ScriptedProvider):
         return ("Right",) if type(self).presses == 1 else ("Enter",)
 
     def input_pending(self, screen: str) -> bool:
-        lines = last_lines(screen, 1)
-        return bool(lines) and lines[-1].startswith(ui.PROMPT + " ") and len(lines[-1]) > 2
+        return _typed_in_prompt(screen)
 
 
 class TwiceDroppedEnter(DroppedEnterProvider):
@@ -75,7 +80,7 @@ class DroppedPasteProvider(ScriptedProvider):
         return LaunchSpec(argv=[*spec.argv, "--drop-first-paste"], env=spec.env)
 
     def input_pending(self, screen: str) -> bool:
-        return DroppedEnterProvider.input_pending(self, screen)  # type: ignore[arg-type]
+        return _typed_in_prompt(screen)
 
 
 class DroppedPasteNoResubmit(DroppedPasteProvider):
