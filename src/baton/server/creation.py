@@ -7,31 +7,32 @@ only once the CLI rests (or its startup time ran out), its first message typed i
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from baton.errors import BadRequestError, NotFoundError, ServerError
-from baton.private import private_dir, write_private
+from baton.errors import BadRequestError, NotFoundError, ServerError, TmuxError
+from baton.private import private_dir
 from baton.providers import AgentProfile, Provider, TerminalContext, get_provider
 from baton.server import tool_policy
 from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
 from baton.server.mcp_offer import with_mcp_servers
 from baton.server.profiles import ProfileStore
-from baton.server.reading import INITIAL_DELIVERY, TerminalReader
+from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
 from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
 from baton.server.skills import pane_preface
+from baton.server.startup_slots import StartupSlots
 from baton.server.tmux import TmuxServer, WindowRef
 from baton.server.tmux_windows import PaneLaunch, create_window
 
@@ -98,6 +99,7 @@ class TerminalCreator:
         on_launch: Callable[[TerminalRecord], None],
         delivery: MessageDelivery,
         credentials: Callable[[str], Mapping[str, str]] = lambda _terminal_id: {},
+        startups: StartupSlots | None = None,
     ) -> None:
         self.registry = registry
         self.tmux = tmux
@@ -112,10 +114,18 @@ class TerminalCreator:
         self._on_launch = on_launch
         self.delivery = delivery
         self._credentials = credentials
-        self._guard = threading.Lock()
+        # Names are claimed under a short lock; windows are made concurrently (tmux orders
+        # its own commands), and only a session tmux lost is made again one at a time.
+        self._claims = threading.Lock()
+        self._sessions_claimed: set[str] = set()
+        self._ids_claimed: set[str] = set()
+        self._remaking = threading.Lock()
+        self.startups = startups or StartupSlots()
 
     def create(self, request: CreateRequest) -> TerminalRecord:
         """Start a CLI in a new window (and session) and wait until it rests.
+
+        Creations run concurrently, each CLI's start-up in one of the `startups` slots.
 
         The request's `env_vars` join the pane's environment; its `initial_message` is
         typed in once the CLI rests, and the outcome is kept as the terminal's
@@ -132,12 +142,21 @@ class TerminalCreator:
             provider_impl = get_provider(provider_name)
         except ImportError as error:
             raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
-        with self._guard:
-            session = self._claim_session(request.session_name, new_session=request.new_session)
-            # A session tmux lost with its server is made again, as a restart does (the
-            # terminals it had stay dead: their panes are gone, see tmux.py's binding).
-            tmux_session_new = request.new_session or not self.tmux.has_session(session)
-            terminal_id = self._new_terminal_id()
+        with self.startups.slot():
+            record = self._launch(request, profile, (provider_name, provider_impl))
+            self.settle(record)
+        if request.initial_message is not None:
+            self._deliver_initial(record, request.initial_message)
+        return record
+
+    def _launch(
+        self, request: CreateRequest, profile: AgentProfile, provider: tuple[str, Provider]
+    ) -> TerminalRecord:
+        """The CLI started in its new window, recorded and followed by the watcher."""
+        provider_name, provider_impl = provider
+        with self._claimed(request) as (session, terminal_id):
+            if request.new_session and self.tmux.has_session(session):
+                raise BadRequestError(f"session {session!r} already exists")
             ctx = self._context(request, profile, session, terminal_id)
             # The list a CAO client sent wins over the profile's own, as in CAO.
             allowed = tuple(request.allowed_tools or ()) or profile.allowed_tools
@@ -145,25 +164,22 @@ class TerminalCreator:
             launch = self._pane_launch(
                 ctx, request.env_vars, (provider_name, provider_impl), allowed
             )
-            window = create_window(
-                self.tmux,
-                session=session,
-                window_name=_window_name(profile.name, terminal_id),
-                new_session=tmux_session_new,
-                terminal_id=terminal_id,
-                launch=launch,
+            window = self._open_window(
+                session,
+                _window_name(profile.name, terminal_id),
+                terminal_id,
+                launch,
+                new_session=request.new_session,
             )
             record = _new_record(request, ctx, (provider_name, session, window), allowed)
             if request.new_session:
                 self.registry.add_session(session)
             self.registry.add_terminal(record)
-            self.runtime.remember(terminal_id, provider_impl, ctx)
-            made = {window.pane_id: window.pane} if window.pane is not None else None
-            self.watcher.track_record(record, provider_impl, ctx, fresh=True, panes=made)
+        self.runtime.remember(terminal_id, provider_impl, ctx)
+        self.runtime.set_initial_delivery(record, None)  # none yet: no file to look for
+        made = {window.pane_id: window.pane} if window.pane is not None else None
+        self.watcher.track_record(record, provider_impl, ctx, fresh=True, panes=made)
         self._on_launch(record)
-        self.settle(record)
-        if request.initial_message is not None:
-            self._deliver_initial(record, request.initial_message)
         return record
 
     def _context(
@@ -233,22 +249,52 @@ class TerminalCreator:
         """Start the terminal's CLI in a new window of its own (its session made again if
         tmux lost it): the way back for a terminal whose pane died with its tmux server.
 
-        Under the creation lock, like `create`, so no other pane is made before the new
-        one is bound to the terminal. The registry records the new window and pane.
+        The registry records the new window and pane.
         """
-        with self._guard:
-            new_session = not self.tmux.has_session(record.session_name)
-            runtime_dir = Path(record.runtime_dir)
-            window = create_window(
-                self.tmux,
-                session=record.session_name,
-                window_name=record.name,
-                new_session=new_session,
-                terminal_id=record.id,
-                launch=PaneLaunch(argv, env, Path(record.working_directory), runtime_dir, preface),
-            )
-            self.registry.set_pane(record.id, window.window_id, window.pane_id)
+        runtime_dir = Path(record.runtime_dir)
+        launch = PaneLaunch(argv, env, Path(record.working_directory), runtime_dir, preface)
+        window = self._open_window(
+            record.session_name, record.name, record.id, launch, new_session=False
+        )
+        self.registry.set_pane(record.id, window.window_id, window.pane_id)
         return replace(record, window_id=window.window_id, pane_id=window.pane_id)
+
+    def _open_window(
+        self,
+        session: str,
+        window_name: str,
+        terminal_id: str,
+        launch: PaneLaunch,
+        *,
+        new_session: bool,
+    ) -> WindowRef:
+        """The terminal's window in `session`; the tmux session made with it when it is new,
+        or when tmux lost it with its server (made again, as a restart does: the terminals
+        it had stay dead, their panes are gone).
+
+        A new session's name is claimed, so no other creation makes it; a lost one is made
+        again by one creation at a time, the others then open windows in it.
+        """
+
+        def open_in(fresh: bool) -> WindowRef:
+            return create_window(
+                self.tmux,
+                session=session,
+                window_name=window_name,
+                new_session=fresh,
+                terminal_id=terminal_id,
+                launch=launch,
+            )
+
+        if new_session:
+            return open_in(True)
+        try:
+            return open_in(False)
+        except TmuxError:
+            if self.tmux.has_session(session):
+                raise
+        with self._remaking:
+            return open_in(not self.tmux.has_session(session))
 
     def _deliver_initial(self, record: TerminalRecord, message: str) -> None:
         outcome: dict[str, str] = {"state": "delivered"}
@@ -256,11 +302,29 @@ class TerminalCreator:
             self._send_input(record.id, message)
         except ServerError as error:
             outcome = {"state": "failed", "kind": type(error).__name__, "message": str(error)}
-        write_private(Path(record.runtime_dir) / INITIAL_DELIVERY, json.dumps(outcome))
+        self.runtime.set_initial_delivery(record, outcome)
 
-    def _claim_session(self, session_name: str | None, *, new_session: bool) -> str:
+    @contextmanager
+    def _claimed(self, request: CreateRequest) -> Iterator[tuple[str, str]]:
+        """The session `request` goes in and a new terminal id, held against concurrent
+        creations (a short lock) until the registry records them."""
+        with self._claims:
+            session = self._claim_session(request)
+            terminal_id = self._new_terminal_id()
+            new = {session} if request.new_session else set()
+            self._sessions_claimed |= new
+            self._ids_claimed.add(terminal_id)
+        try:
+            yield session, terminal_id
+        finally:
+            with self._claims:
+                self._sessions_claimed -= new
+                self._ids_claimed.discard(terminal_id)
+
+    def _claim_session(self, request: CreateRequest) -> str:
         """The session the terminal goes in; a new one is named by CAO's convention."""
-        if not new_session:
+        session_name = request.session_name
+        if not request.new_session:
             if session_name is not None:
                 session_name = resolve_session_name(self.registry, session_name)
             if session_name is None or self.registry.get_session(session_name) is None:
@@ -268,19 +332,20 @@ class TerminalCreator:
             return session_name
         if session_name is None:
             session_name = SESSION_PREFIX + secrets.token_hex(4)
-            while self.registry.get_session(session_name) is not None:
+            while self._session_taken(session_name):
                 session_name = SESSION_PREFIX + secrets.token_hex(4)
         session_name = new_session_name(session_name)
-        if self.registry.get_session(session_name) is not None or self.tmux.has_session(
-            session_name
-        ):
+        if self._session_taken(session_name):
             raise BadRequestError(f"session {session_name!r} already exists")
         return session_name
+
+    def _session_taken(self, name: str) -> bool:
+        return name in self._sessions_claimed or self.registry.get_session(name) is not None
 
     def _new_terminal_id(self) -> str:
         while True:
             terminal_id = secrets.token_hex(4)
-            if not self.registry.has_terminal(terminal_id):
+            if terminal_id not in self._ids_claimed and not self.registry.has_terminal(terminal_id):
                 return terminal_id
 
     def settle(self, record: TerminalRecord) -> None:

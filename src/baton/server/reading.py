@@ -8,9 +8,6 @@ it was before the model existed.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from baton.errors import NotFoundError
 from baton.screen import normalize_screen
 from baton.server.live import LiveTerminal, ScreenWatcher
@@ -21,9 +18,7 @@ from baton.server.tmux import TmuxServer
 from baton.status import TerminalStatus
 from baton.wire import ProgressJSON, TerminalJSON
 
-__all__ = ["INITIAL_DELIVERY", "TerminalReader"]
-
-INITIAL_DELIVERY = "initial_delivery.json"
+__all__ = ["TerminalReader"]
 
 
 class TerminalReader:
@@ -50,18 +45,19 @@ class TerminalReader:
 
     def describe(self, record: TerminalRecord) -> TerminalJSON:
         """The terminal as the CAO API shows it, with its live status."""
+        live = self._trusted(record)  # once: its status and progress agree
         return {
             "id": record.id,
             "name": record.name,
             "provider": record.provider,
             "session_name": record.session_name,
             "agent_profile": record.agent_profile,
-            "status": str(self.status(record)),
+            "status": str(self._status(record, live)),
             "working_directory": record.working_directory,
             "tmux_session": record.session_name,
             "tmux_window": record.name,
             "last_active": iso_utc(self._last_active(record)),
-            "initial_delivery": _initial_delivery(record),
+            "initial_delivery": self.runtime.initial_delivery(record),
             "caller_id": record.caller_id,
             "group": list(record.group) if record.group else None,
             "metadata": dict(record.metadata) if record.metadata is not None else None,
@@ -70,13 +66,13 @@ class TerminalReader:
             "allowed_tools": (
                 list(record.allowed_tools) if record.allowed_tools is not None else ["*"]
             ),
-            **self.progress(record),
+            **self._progress(live),
         }
 
-    def progress(self, record: TerminalRecord) -> ProgressJSON:
+    @staticmethod
+    def _progress(live: LiveTerminal | None) -> ProgressJSON:
         """Baton's own fields: when the screen (its animation aside) or a native signal
         last changed, and the seconds since; null while the live model is not trusted."""
-        live = self._trusted(record)
         if live is None or live.exited or live.progress_at is None:
             return {"last_change_at": None, "quiet_seconds": None}
         with live.lock:
@@ -93,7 +89,9 @@ class TerminalReader:
 
     def status(self, record: TerminalRecord) -> TerminalStatus:
         """`error` once the CLI has exited; otherwise what the provider reads on screen."""
-        live = self._trusted(record)
+        return self._status(record, self._trusted(record))
+
+    def _status(self, record: TerminalRecord, live: LiveTerminal | None) -> TerminalStatus:
         if live is not None:
             if live.exited:
                 return TerminalStatus.ERROR
@@ -153,14 +151,3 @@ class TerminalReader:
 
     def _captured(self, record: TerminalRecord) -> str:
         return normalize_screen(self.tmux.capture(record.pane))
-
-
-def _initial_delivery(record: TerminalRecord) -> dict[str, str] | None:
-    path = Path(record.runtime_dir) / INITIAL_DELIVERY
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(found, dict):
-        return None
-    return {str(key): str(value) for key, value in found.items()}

@@ -23,7 +23,7 @@ from baton.private import private_dir, private_file, write_private
 from baton.providers.base import PANE_LOG
 from baton.server import pane_launcher
 from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
-from baton.server.tmux_panes import TERMINAL_OPTION, PaneInfo, PaneRef, WindowRef
+from baton.server.tmux_panes import TERMINAL_OPTION, PaneInfo, PaneRef, WindowRef, tmux_quote
 
 __all__ = ["PaneLaunch", "create_window", "respawn_pane"]
 
@@ -69,9 +69,9 @@ def create_window(
     its environment, in its working directory, after the launcher printed its preface.
     The env, the directory and the preface go through a 0600 file next to the gate file,
     read and deleted by the pane's launcher; tmux starts the pane in `/` and never
-    sees the path. The new pane is bound to
-    `terminal_id` before its command starts. The caller serialises creations, so no
-    other pane can be made between `new-window` and the binding.
+    sees the path. The new pane is bound to `terminal_id` before its command starts, and
+    only while it still runs the process it was made with: a new tmux server that reused
+    the pane's id in between (this one died) holds another process, and is not bound.
     """
     for label, name in (("session", session), ("window", window_name)):
         if not PLAIN_NAME.fullmatch(name):
@@ -106,7 +106,10 @@ def create_window(
             *gated,
         )
         window_id, pane_id, pid, width, height = output.split()
-        tmux.run("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
+        bind = " ".join(
+            tmux_quote(a) for a in ("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
+        )
+        tmux.run("if-shell", "-F", "-t", pane_id, f"#{{==:#{{pane_pid}},{int(pid)}}}", bind)
     except BaseException:
         env_file.unlink(missing_ok=True)
         raise

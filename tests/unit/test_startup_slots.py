@@ -1,0 +1,62 @@
+"""CLI start-ups at once: bounded by the slots, and a slow one gives its slot back in time."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from baton.server.startup_slots import StartupSlots
+
+
+def test_no_more_start_ups_at_once_than_slots() -> None:
+    slots = StartupSlots(2, hold_seconds=30)
+    inside = 0
+    most = 0
+    guard = threading.Lock()
+
+    def start_up() -> None:
+        nonlocal inside, most
+        with slots.slot():
+            with guard:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.05)
+            with guard:
+                inside -= 1
+
+    threads = [threading.Thread(target=start_up) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert most == 2
+
+
+def test_a_start_up_past_its_hold_time_lets_the_next_one_in() -> None:
+    slots = StartupSlots(1, hold_seconds=0.1)
+    release = threading.Event()
+    next_one_in = threading.Event()
+
+    def slow_start_up() -> None:
+        with slots.slot():
+            release.wait(10)  # a CLI waiting on the network
+
+    def next_start_up() -> None:
+        with slots.slot():
+            next_one_in.set()
+
+    slow = threading.Thread(target=slow_start_up)
+    slow.start()
+    time.sleep(0.02)
+    following = threading.Thread(target=next_start_up)
+    following.start()
+    try:
+        assert next_one_in.wait(5)  # in, though the slow one still runs
+        assert slow.is_alive()
+    finally:
+        release.set()
+        slow.join(10)
+        following.join(10)
+    # Its slot was given back once, not twice: one holder at a time still.
+    with slots.slot():
+        assert not slots._free.acquire(blocking=False)
