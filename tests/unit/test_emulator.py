@@ -163,3 +163,13 @@ def test_zero_width_characters_join_the_cell_before_them_as_tmux_draws_them() ->
     # space after its input; tmux keeps each with the character before it, and draws on.
     emulator = rendered("  ●\ufe0e Request cancelled.\r\nzw a\u200bb end".encode())
     assert emulator.visible() == "  ●\ufe0e Request cancelled.\nzw a\u200bb end"
+
+
+def test_the_screen_read_again_shows_every_later_change() -> None:
+    """`visible()` is kept between changes: each feed and resize must show in the next read."""
+    emulator = rendered(b"first line", columns=20, rows=3)
+    assert emulator.visible() == emulator.visible() == "first line"
+    emulator.feed(b"\r\nsecond")
+    assert emulator.visible() == "first line\nsecond"
+    emulator.resize(lines=3, columns=5)
+    assert emulator.visible() == "first\nsecon"

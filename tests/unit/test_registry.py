@@ -171,3 +171,38 @@ def test_uncommitted_touches_are_the_newest_of_those_pending_and_being_written()
     release.set()
     batch.close()
     assert batch.uncommitted() == {}
+
+
+def test_terminal_reads_come_from_memory_and_follow_every_change(tmp_path: Path) -> None:
+    """`get_terminal` reads no database; each write that commits shows in the next read,
+    and a write that fails (rolled back) shows nowhere."""
+    registry = Registry(tmp_path / "baton.db")
+    registry.add_session("team")
+    registry.add_terminal(_record("t1"))
+    registry.add_terminal(_record("t2"))
+    registry.set_metadata("t1", {"ticket": "42"})
+    registry.set_group("t1", ["reviewers"])
+    registry.set_pane("t1", "@7", "%7")
+    registry._write_activity({"t1": 5.0})
+    fresh = registry.get_terminal("t1")
+    assert fresh is not None
+    assert (fresh.metadata, fresh.group, fresh.pane_id, fresh.last_active) == (
+        {"ticket": "42"},
+        ("reviewers",),
+        "%7",
+        5.0,
+    )
+    # What a new server reads from the file is what memory held.
+    assert Registry(tmp_path / "baton.db").get_terminal("t1") == fresh
+
+    with pytest.raises(RuntimeError), registry._transaction() as db:
+        db.execute("UPDATE terminals SET pane_id = '%9' WHERE id = 't1'")
+        registry._reload(db, "t1")
+        raise RuntimeError("the commit never happens")
+    assert registry.get_terminal("t1") == fresh
+
+    registry.remove_terminal("t2")
+    assert registry.get_terminal("t2") is None
+    registry.remove_session("team")
+    assert registry.get_terminal("t1") is None
+    registry.close()

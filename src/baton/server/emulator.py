@@ -121,6 +121,9 @@ class PaneEmulator(pyte.Screen):
         self._wrapping = False
         self._shared_cells: dict[Any, Any] = {}
         self._drawn_cells: dict[tuple[Any, str], Any] = {}  # (attributes, char) -> cell
+        # The rendered screen, until the next change: readers ask far more often than a
+        # CLI draws (a start-up's checks, a send's checks, every status read).
+        self._visible: str | None = None
         super().__init__(columns, lines)
         # pyte's rows carry an instance dict and a typing object each, for the garbage
         # collector to walk; `_Row` keeps the same behaviour in slots.
@@ -132,6 +135,7 @@ class PaneEmulator(pyte.Screen):
 
     def feed(self, data: bytes) -> None:
         """Apply raw pane output (any chunking; split UTF-8 and escapes are fine)."""
+        self._visible = None
         self._stream.feed(self._filter.clean(data))
         self._share_cells()
 
@@ -156,7 +160,10 @@ class PaneEmulator(pyte.Screen):
 
     def visible(self) -> str:
         """The screen as `capture-pane -p` prints it, normalised."""
-        return normalize_screen("\n".join(self._render(self.buffer[y]) for y in range(self.lines)))
+        if self._visible is None:
+            rows = (self._render(self.buffer[y]) for y in range(self.lines))
+            self._visible = normalize_screen("\n".join(rows))
+        return self._visible
 
     def history(self) -> str:
         """Scrollback and screen with wrapped lines joined (`capture-pane -J -S - -E -`)."""
@@ -350,6 +357,7 @@ class PaneEmulator(pyte.Screen):
         self.cursor_position()  # tmux homes the cursor for every valid region, pyte not always
 
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
+        self._visible = None
         super().resize(lines, columns)
         self.tabstops = set(range(8, self.columns, 8))
 
@@ -360,6 +368,7 @@ class PaneEmulator(pyte.Screen):
 
     def enter_alternate_unknown_main(self) -> None:
         """Start inside the alternate screen (seeding), the main screen under it unknown."""
+        self._visible = None
         self.alternate = True
         self._saved_main = {}
         self.main_screen_unknown = True

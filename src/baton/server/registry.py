@@ -7,7 +7,8 @@ the first release are added to an older database when it is opened (`registry_ro
 The database runs in WAL mode with `synchronous=NORMAL`: a commit is one append to the
 log, no fsync, and survives the server process being killed at any point (only a power
 loss may undo the last commits). `last_active` is written in batches
-(`baton.server.activity`).
+(`baton.server.activity`). Terminal records are also held in memory, written through with
+each change: `GET /terminals/{id}`, polled many times a second, reads no database.
 """
 
 from __future__ import annotations
@@ -65,6 +66,12 @@ class Registry:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self._migrate()
+        # Every terminal row as a record; changed only inside the transaction that
+        # changes the row, so it never disagrees with the database.
+        self._records = {
+            row["id"]: terminal_from_row(row) for row in self._db.execute("SELECT * FROM terminals")
+        }
+        self._committed: dict[str, TerminalRecord | None] = {}  # the open transaction's
         self.activity = ActivityBatch(self._write_activity)
 
     def _migrate(self) -> None:
@@ -83,9 +90,15 @@ class Registry:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock, storage_errors(self.path):
             self._db.execute("BEGIN IMMEDIATE")
+            self._committed = {}
             try:
                 yield self._db
                 self._db.execute("COMMIT")
+                for terminal_id, record in self._committed.items():
+                    if record is None:
+                        self._records.pop(terminal_id, None)
+                    else:
+                        self._records[terminal_id] = record
             except BaseException:
                 # sqlite has already rolled back after some failures (a full disk): a
                 # second ROLLBACK would hide the real error behind "no transaction".
@@ -123,6 +136,9 @@ class Registry:
             )
             db.execute("DELETE FROM terminals WHERE session_name = ?", (name,))
             db.execute("DELETE FROM sessions WHERE name = ?", (name,))
+            for terminal_id, record in self._records.items():
+                if record.session_name == name:
+                    self._committed[terminal_id] = None
 
     # -- terminals ------------------------------------------------------------------
 
@@ -148,16 +164,26 @@ class Registry:
         marks = ", ".join("?" for _ in TERMINAL_COLUMNS)
         with self._transaction() as db:
             db.execute(f"INSERT INTO terminals ({columns}) VALUES ({marks})", values)
+            self._reload(db, record.id)
+
+    def _reload(self, db: sqlite3.Connection, terminal_id: str) -> None:
+        """Inside a transaction: the row as written, held in memory once it commits."""
+        rows = db.execute("SELECT * FROM terminals WHERE id = ?", (terminal_id,)).fetchall()
+        self._committed[terminal_id] = terminal_from_row(rows[0]) if rows else None
 
     def get_terminal(self, terminal_id: str) -> TerminalRecord | None:
         touches = self.activity.uncommitted()
-        rows = self._fetch("SELECT * FROM terminals WHERE id = ?", (terminal_id,))
-        return self._terminal(rows[0], touches) if rows else None
+        with self._lock:
+            record = self._records.get(terminal_id)
+        return self._touched(record, touches) if record is not None else None
+
+    @classmethod
+    def _terminal(cls, row: sqlite3.Row, touches: Mapping[str, float]) -> TerminalRecord:
+        return cls._touched(terminal_from_row(row), touches)
 
     @staticmethod
-    def _terminal(row: sqlite3.Row, touches: Mapping[str, float]) -> TerminalRecord:
-        """The row as a record, with a touch not committed yet."""
-        record = terminal_from_row(row)
+    def _touched(record: TerminalRecord, touches: Mapping[str, float]) -> TerminalRecord:
+        """The record with a touch not committed yet."""
         touched = touches.get(record.id)
         if touched is not None and (record.last_active or 0.0) < touched:
             return replace(record, last_active=touched)
@@ -182,6 +208,7 @@ class Registry:
         with self._transaction() as db:
             db.execute("DELETE FROM inbox WHERE receiver_id = ?", (terminal_id,))
             db.execute("DELETE FROM terminals WHERE id = ?", (terminal_id,))
+            self._committed[terminal_id] = None
 
     def set_pane(self, terminal_id: str, window_id: str, pane_id: str) -> None:
         """Move the terminal to a new window and pane (its old pane died with its tmux server)."""
@@ -190,6 +217,7 @@ class Registry:
                 "UPDATE terminals SET window_id = ?, pane_id = ? WHERE id = ?",
                 (window_id, pane_id, terminal_id),
             )
+            self._reload(db, terminal_id)
 
     def touch_terminal(self, terminal_id: str, when: float) -> None:
         """Record activity (input typed in, a status change) at `when` (epoch seconds).
@@ -204,6 +232,10 @@ class Registry:
                 "UPDATE terminals SET last_active = max(coalesce(last_active, 0), ?) WHERE id = ?",
                 [(when, terminal_id) for terminal_id, when in touched.items()],
             )
+            for terminal_id, when in touched.items():
+                record = self._records.get(terminal_id)
+                if record is not None and (record.last_active or 0.0) < when:
+                    self._committed[terminal_id] = replace(record, last_active=when)
 
     def set_group(self, terminal_id: str, group: Sequence[str] | None) -> bool:
         """Replace the terminal's group; False when the terminal is unknown."""
@@ -212,6 +244,7 @@ class Registry:
             cursor = db.execute(
                 "UPDATE terminals SET group_json = ? WHERE id = ?", (value, terminal_id)
             )
+            self._reload(db, terminal_id)
         return cursor.rowcount > 0
 
     def set_metadata(self, terminal_id: str, metadata: Mapping[str, Any] | None) -> bool:
@@ -221,6 +254,7 @@ class Registry:
             cursor = db.execute(
                 "UPDATE terminals SET metadata_json = ? WHERE id = ?", (value, terminal_id)
             )
+            self._reload(db, terminal_id)
         return cursor.rowcount > 0
 
     # -- inbox ----------------------------------------------------------------------
