@@ -136,9 +136,14 @@ def test_init_returns_with_the_session_terminal_while_the_others_are_made(
     state = RunState(wd=str(tmp_path), prompt=PROMPT)
     team = init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
     try:
-        # The analyst's terminal is there to take its prompt; nobody else's yet.
+        # The analyst's terminal is there to take its prompt; nobody else's yet, and none
+        # is asked for until the team is started (once the first prompt is on its way).
         first, *others = ROLES
         assert state.terminals[first.terminal_key]
+        assert api.calls == ["session"]
+        assert not team.pending
+        team.start()
+        team.start()  # once only
         assert not any(state.terminals[role.terminal_key] for role in others)
         assert team.pending
         team.wait(timeout=0.05)

@@ -177,6 +177,33 @@ def test_a_prompt_never_recorded_as_going_out_is_sent(tmp_path: Path) -> None:
     assert rig.agent.calls[0] == "send_input"
 
 
+class TeamBeingStarted:
+    """A new team's last terminals: records what the agent had been asked when it started."""
+
+    pending = False
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.started_after: list[str] | None = None
+
+    def start(self) -> None:
+        if self.started_after is None:
+            self.started_after = list(self.agent.calls)
+
+    def wait(self, timeout: float | None = None) -> None:
+        self.start()
+
+
+def test_the_rest_of_the_team_is_asked_for_once_the_first_prompt_is_sent(tmp_path: Path) -> None:
+    """Their CLIs' start-ups would otherwise compete with the first agent's for the machine."""
+    rig = Rig(tmp_path)
+    team = TeamBeingStarted(rig.agent)
+    rig.runner.team = team  # type: ignore[assignment]
+
+    assert rig.ask() == AGAIN
+    assert team.started_after == ["send_input"]
+
+
 def test_a_prompt_awaited_from_another_role_does_not_hold_this_one(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     rig.earlier_prompt()

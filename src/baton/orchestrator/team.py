@@ -1,9 +1,10 @@
 """The five agent terminals: create them, check them on resume, and let them go.
 
-One session is created with the analyst's profile; the analyst can take its first prompt
-at once, while the other four roles get terminals in that session in the background,
-created together (each CLI's start-up overlaps the others', and none delays the first
-prompt). A turn of any other role waits for them (`TeamStart.wait`). Every call goes
+One session is created with the analyst's profile; the analyst takes its first prompt at
+once, and once that prompt is on its way the other four roles get terminals in that
+session in the background, created together (each CLI's start-up overlaps the others',
+and none competes with the first agent's start for the machine). A turn of any other
+role waits for them (`TeamStart.wait`). Every call goes
 through `ApiClient`, so the same code drives `baton serve` and `cao-server`.
 """
 
@@ -47,14 +48,15 @@ def init_new_run(
     log: RunLog,
     save: Callable[[], None],
 ) -> TeamStart:
-    """Create the session (analyst profile) into `state`; the four others are started.
+    """Create the session (analyst profile) into `state`; the four others are to follow.
 
     The state is saved before the session is asked for and after every terminal, so a run
     killed at any point of the team's creation is resumed (and the team completed by
     `repair_team`, which adopts what was made but not recorded) instead of leaving
     terminals no state file knows about. The session comes first; the other four are
     asked for at once, in the background, each recorded as its create returns: the
-    returned `TeamStart`. `save` must be safe to call from its thread.
+    returned `TeamStart`, started by the caller once the first prompt is sent (or by the
+    first wait for it). `save` must be safe to call from its thread.
     """
     if not state.session_name:
         state.session_name = new_session_name()
@@ -63,14 +65,14 @@ def init_new_run(
     _create_member(api, settings, state, first.terminal_key, log)
     save()
     crash_point("terminal_created")
-    team = TeamStart(api, settings, state, log, save, [role.terminal_key for role in others])
-    return team.start()
+    return TeamStart(api, settings, state, log, save, [role.terminal_key for role in others])
 
 
 class TeamStart:
     """The session's other terminals, created in a thread while the first agent works.
 
-    `wait()` returns once every one is recorded (and saved), or raises the first error
+    `start()` asks for them (once; later calls do nothing). `wait()` starts them if need
+    be and returns once every one is recorded (and saved), or raises the first error
     their creation met, so the run stops with it at its next turn instead of typing into
     a team that is not there.
     """
@@ -89,9 +91,14 @@ class TeamStart:
         )
         self._error: Exception | None = None
         self._thread = threading.Thread(target=self._run, name="baton-team-start", daemon=True)
+        self._starting = threading.Lock()
+        self._started = False
 
     def start(self) -> TeamStart:
-        self._thread.start()
+        with self._starting:
+            if not self._started:
+                self._started = True
+                self._thread.start()
         return self
 
     def _run(self) -> None:
@@ -107,6 +114,7 @@ class TeamStart:
 
     def wait(self, timeout: float | None = None) -> None:
         """Until the team is whole (or `timeout` passes); raises what creating it raised."""
+        self.start()
         self._thread.join(timeout)
         if self._error is not None:
             raise self._error

@@ -383,6 +383,8 @@ class TurnRunner:
             chars=len(message),
             file=str(prompt_file) if prompt_file else None,
         )
+        if self.team is not None:
+            self.team.start()  # the first prompt is on its way: now the rest of the team
         if self.meter is not None:
             self.meter.settle_soon()  # the turns before, now that this prompt is on its way
 
