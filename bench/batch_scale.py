@@ -2,7 +2,8 @@
 
 Part 1: 8 features at --parallel 8 — the batch's wall time beside one feature alone (the
 features are alike, so one alone is the slowest single one), and the p99 of
-`GET /terminals/{id}` on the batch's server while the eight loops run, beside the p99 of
+`GET /terminals/{id}` on the batch's server while the eight loops run (each running
+terminal read four times a second), beside the p99 of
 a constant answer on the same stack (`constant_server.py`, probed in turn by the same
 thread): what scheduling alone costs a read on this machine under that load.
 Part 2: 16 features at --parallel 16 — sixteen loops on one `baton serve`, the same
@@ -44,6 +45,9 @@ from tests.support.server import ServerProcess, free_port, running_baton_server
 
 _CONSTANT_PORT = str(free_port())
 _CONSTANT_URL = f"http://127.0.0.1:{_CONSTANT_PORT}"
+# Each running terminal is read once per this many seconds (a cockpit refreshes about
+# twice a second): a fixed load, the same for a server that answers fast or slow.
+_PROBE_SECONDS = 0.25
 SETTINGS = ["PROVIDER=scripted", "POLL_SECONDS=0.2", "IDLE_GRACE_SECONDS=10", "NOTIFY_DESKTOP=0"]
 
 
@@ -138,12 +142,13 @@ def _batch(
             httpx.Client(base_url=_CONSTANT_URL, timeout=10) as constant,
         ):
             while not done.is_set():
+                round_started = time.monotonic()
                 for terminal in _running_terminals(repo):
                     for http, into in ((client, latencies), (constant, floor)):
                         started = time.perf_counter()
                         http.get(f"/terminals/{terminal}")
                         into.append(time.perf_counter() - started)
-                time.sleep(0.05)
+                done.wait(max(0.0, round_started + _PROBE_SECONDS - time.monotonic()))
 
     poller = threading.Thread(target=poll, daemon=True)
     server_pid = server.process.pid if server.process else None
