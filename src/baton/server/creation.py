@@ -8,29 +8,28 @@ only once the CLI rests (or its startup time ran out), its first message typed i
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from baton.errors import BadRequestError, NotFoundError, ServerError, TmuxError
+from baton.errors import BadRequestError, ServerError, TmuxError
 from baton.private import private_dir
 from baton.providers import AgentProfile, Provider, TerminalContext, get_provider
 from baton.server import tool_policy
 from baton.server.delivery import MessageDelivery
 from baton.server.live import ScreenWatcher
 from baton.server.mcp_offer import with_mcp_servers
+from baton.server.name_claims import NameClaims
 from baton.server.profiles import ProfileStore
 from baton.server.reading import TerminalReader
 from baton.server.records import TerminalRecord
 from baton.server.registry import Registry
 from baton.server.runtime import TerminalRuntime
-from baton.server.session_names import SESSION_PREFIX, new_session_name, resolve_session_name
+from baton.server.session_names import SESSION_PREFIX
 from baton.server.skills import pane_preface
 from baton.server.startup_slots import StartupSlots
 from baton.server.tmux import TmuxServer, WindowRef
@@ -116,9 +115,7 @@ class TerminalCreator:
         self._credentials = credentials
         # Names are claimed under a short lock; windows are made concurrently (tmux orders
         # its own commands), and only a session tmux lost is made again one at a time.
-        self._claims = threading.Lock()
-        self._sessions_claimed: set[str] = set()
-        self._ids_claimed: set[str] = set()
+        self._names = NameClaims(registry)
         self._remaking = threading.Lock()
         self.startups = startups or StartupSlots()
 
@@ -154,7 +151,8 @@ class TerminalCreator:
     ) -> TerminalRecord:
         """The CLI started in its new window, recorded and followed by the watcher."""
         provider_name, provider_impl = provider
-        with self._claimed(request) as (session, terminal_id):
+        claim = self._names.claim(request.session_name, new_session=request.new_session)
+        with claim as (session, terminal_id):
             if request.new_session and self.tmux.has_session(session):
                 raise BadRequestError(f"session {session!r} already exists")
             ctx = self._context(request, profile, session, terminal_id)
@@ -303,50 +301,6 @@ class TerminalCreator:
         except ServerError as error:
             outcome = {"state": "failed", "kind": type(error).__name__, "message": str(error)}
         self.runtime.set_initial_delivery(record, outcome)
-
-    @contextmanager
-    def _claimed(self, request: CreateRequest) -> Iterator[tuple[str, str]]:
-        """The session `request` goes in and a new terminal id, held against concurrent
-        creations (a short lock) until the registry records them."""
-        with self._claims:
-            session = self._claim_session(request)
-            terminal_id = self._new_terminal_id()
-            new = {session} if request.new_session else set()
-            self._sessions_claimed |= new
-            self._ids_claimed.add(terminal_id)
-        try:
-            yield session, terminal_id
-        finally:
-            with self._claims:
-                self._sessions_claimed -= new
-                self._ids_claimed.discard(terminal_id)
-
-    def _claim_session(self, request: CreateRequest) -> str:
-        """The session the terminal goes in; a new one is named by CAO's convention."""
-        session_name = request.session_name
-        if not request.new_session:
-            if session_name is not None:
-                session_name = resolve_session_name(self.registry, session_name)
-            if session_name is None or self.registry.get_session(session_name) is None:
-                raise NotFoundError(f"session {session_name!r} not found")
-            return session_name
-        if session_name is None:
-            session_name = SESSION_PREFIX + secrets.token_hex(4)
-            while self._session_taken(session_name):
-                session_name = SESSION_PREFIX + secrets.token_hex(4)
-        session_name = new_session_name(session_name)
-        if self._session_taken(session_name):
-            raise BadRequestError(f"session {session_name!r} already exists")
-        return session_name
-
-    def _session_taken(self, name: str) -> bool:
-        return name in self._sessions_claimed or self.registry.get_session(name) is not None
-
-    def _new_terminal_id(self) -> str:
-        while True:
-            terminal_id = secrets.token_hex(4)
-            if terminal_id not in self._ids_claimed and not self.registry.has_terminal(terminal_id):
-                return terminal_id
 
     def settle(self, record: TerminalRecord) -> None:
         """Answer first-run dialogs until the provider reports a resting status and no
