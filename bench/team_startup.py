@@ -4,8 +4,8 @@ Codex 0.169 or Claude Code 2.1.328 run offline under a real `baton serve` agains
 scripted model servers of the end-to-end tests (tests/e2e/model), so the pinned CLIs must
 be installed. Each run starts a fresh server and project, times `init_new_run` (the
 session's terminal: the analyst can take its prompt then) and the rest of the team (the
-other four, created meanwhile in the background), and lets the CLIs exit. No figure is
-asserted.
+other four, asked for in the background; `baton run` asks once the first prompt is out,
+here at once), and lets the CLIs exit. No figure is asserted.
 
     .venv/bin/python bench/team_startup.py [--provider codex|claude_code] [--runs 3]
 """
