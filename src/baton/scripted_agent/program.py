@@ -97,12 +97,15 @@ class ScriptedAgent:
         self.usage = UsageRecorder(usage_file)
         self.parser = KeyParser()
         self.buffer = ""
+        self._ending = ""  # a turn's last words, written with the next prompt
         # Numbered on after what an earlier CLI in this terminal received (a restart).
         self.received = _last_transcript_number(transcript_dir)
 
     # -- output ---------------------------------------------------------------------
 
     def _write(self, text: str) -> None:
+        """Write to the terminal, after the held end of a turn if there is one."""
+        text, self._ending = self._ending + text, ""
         data = text.replace("\n", "\r\n").encode("utf-8")
         while data:
             written = os.write(self.fd_out, data)
@@ -117,6 +120,12 @@ class ScriptedAgent:
     def _draw_prompt(self) -> None:
         shown = summarize(self.buffer, self._width()) if self.buffer else ""
         self._write(f"{_CLEAR_LINE}{ui.PROMPT} {shown}")
+
+    def _end_turn(self, text: str) -> None:
+        """A turn's last words go out with whatever is written next (the prompt), in one
+        write: the working line cleared on its own would leave the echoed message as the
+        last line, an idle prompt to whoever reads the screen just then."""
+        self._ending += text
 
     # -- main loop ------------------------------------------------------------------
 
@@ -251,23 +260,22 @@ class ScriptedAgent:
         echo = summarize(message, self._width())
         self._write(f"{_CLEAR_LINE}{ui.PROMPT} {echo}\n{ui.working_line(0, 0)}")
         if not self._permitted(message):
-            self._write(f"{_CLEAR_LINE}{ui.ERROR_PREFIX}the user declined the work\n\n")
+            self._end_turn(f"{_CLEAR_LINE}{ui.ERROR_PREFIX}the user declined the work\n\n")
             return False
         if self._hangs(message):
             self._hang()
-            self._write(f"{_CLEAR_LINE}{ui.INTERRUPTED_LINE}\n\n")
+            self._end_turn(f"{_CLEAR_LINE}{ui.INTERRUPTED_LINE}\n\n")
             return False
         outcome, error, seconds = self._work(message)
-        self._write(_CLEAR_LINE)
         if error is not None:
-            self._write(f"{ui.ERROR_PREFIX}{error}\n\n")
+            self._end_turn(f"{_CLEAR_LINE}{ui.ERROR_PREFIX}{error}\n\n")
             return False
         assert outcome is not None
         lines = outcome.answer.rstrip("\n").split("\n")
         shown = [ui.ANSWER_BULLET + lines[0]] + [ui.ANSWER_INDENT + line for line in lines[1:]]
         if outcome.written_to is not None:
             shown.append(f"{ui.ANSWER_INDENT}(written to {outcome.written_to})")
-        self._write("\n".join(shown) + "\n" + ui.done_line(seconds) + "\n\n")
+        self._end_turn(_CLEAR_LINE + "\n".join(shown) + "\n" + ui.done_line(seconds) + "\n\n")
         return False
 
     def _permitted(self, message: str) -> bool:
