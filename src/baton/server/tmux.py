@@ -137,10 +137,28 @@ class TmuxServer:
         `before`, a command that acts on no pane (such as `load-buffer -`, reading
         `input_bytes`), runs first in the same call.
         """
+        return self._run_if(ref, bound_condition(ref), commands, before, input_bytes)
+
+    def bind_new_pane(self, ref: PaneRef, pid: int) -> None:
+        """Bind a pane just made to `ref`'s terminal, only while it still runs `pid`, the
+        process it was made with: one tmux call, as `run_bound`. A new tmux server that
+        took the pane id meanwhile (this one died) runs another process: TerminalExitedError.
+        """
+        bind = ["set-option", "-p", "-t", ref.pane_id, TERMINAL_OPTION, ref.terminal_id]
+        self._run_if(ref, f"#{{==:#{{pane_pid}},{pid}}}", [bind])
+
+    def _run_if(
+        self,
+        ref: PaneRef,
+        condition: str,
+        commands: Sequence[Sequence[str]],
+        before: Sequence[str] = (),
+        input_bytes: bytes | None = None,
+    ) -> str:
+        """Run `commands` only if `condition` holds for `ref`'s pane, in one tmux call."""
         gone = TerminalExitedError(f"terminal {ref.terminal_id}: its tmux pane is gone")
         if not ref.valid():
             raise gone
-        condition = bound_condition(ref)
         act = " ; ".join(" ".join(tmux_quote(arg) for arg in command) for command in commands)
         bound = ["if-shell", "-F", "-t", ref.pane_id, condition, act, _UNBOUND]
         self._ensure_config()

@@ -23,7 +23,7 @@ from baton.private import private_dir, private_file, write_private
 from baton.providers.base import PANE_LOG
 from baton.server import pane_launcher
 from baton.server.tmux import DEFAULT_COLUMNS, DEFAULT_ROWS, PLAIN_NAME, TmuxServer
-from baton.server.tmux_panes import TERMINAL_OPTION, PaneInfo, PaneRef, WindowRef, tmux_quote
+from baton.server.tmux_panes import PaneInfo, PaneRef, WindowRef
 
 __all__ = ["PaneLaunch", "create_window", "respawn_pane"]
 
@@ -106,14 +106,11 @@ def create_window(
             *gated,
         )
         window_id, pane_id, pid, width, height = output.split()
-        bind = " ".join(
-            tmux_quote(a) for a in ("set-option", "-p", "-t", pane_id, TERMINAL_OPTION, terminal_id)
-        )
-        tmux.run("if-shell", "-F", "-t", pane_id, f"#{{==:#{{pane_pid}},{int(pid)}}}", bind)
+        ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
+        tmux.bind_new_pane(ref, int(pid))
     except BaseException:
         env_file.unlink(missing_ok=True)
         raise
-    ref = PaneRef(pane_id=pane_id, terminal_id=terminal_id)
     _attach_log_and_open_gate(tmux, ref, launch)
     made = PaneInfo(pane_id, False, int(pid), None, int(width), int(height), terminal_id)
     return WindowRef(window_id=window_id, pane_id=pane_id, pane=made)

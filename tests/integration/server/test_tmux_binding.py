@@ -125,3 +125,18 @@ def test_a_paste_leaves_no_buffer_behind(tmux: TmuxServer, tmp_path: Path) -> No
     with pytest.raises(TerminalExitedError):
         tmux.paste(PaneRef(pane_id=other.pane_id, terminal_id="mine"), "refused")
     assert tmux.run("list-buffers", "-F", "#{buffer_name}", check=False).strip() == ""
+
+
+def test_a_new_pane_is_bound_only_while_it_runs_the_process_it_was_made_with(
+    tmux: TmuxServer, tmp_path: Path
+) -> None:
+    """What a pane of a new tmux server that took the id would look like: another pid."""
+    made = _window(tmux, tmp_path, "t1", new_session=True)
+    pid = int(tmux.run("display-message", "-p", "-t", made.pane_id, "#{pane_pid}").strip())
+    stranger = PaneRef(pane_id=made.pane_id, terminal_id="t2")
+    with pytest.raises(TerminalExitedError):
+        tmux.bind_new_pane(stranger, pid + 1)
+    bound = "#{@baton_terminal}"
+    assert tmux.run("display-message", "-p", "-t", made.pane_id, bound).strip() == "t1"
+    tmux.bind_new_pane(stranger, pid)
+    assert tmux.run("display-message", "-p", "-t", made.pane_id, bound).strip() == "t2"
