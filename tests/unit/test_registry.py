@@ -192,8 +192,12 @@ def test_terminal_reads_come_from_memory_and_follow_every_change(tmp_path: Path)
         "%7",
         5.0,
     )
-    # What a new server reads from the file is what memory held.
-    assert Registry(tmp_path / "baton.db").get_terminal("t1") == fresh
+    # What a new server reads from the file is what memory held; lists agree with reads.
+    reopened = Registry(tmp_path / "baton.db")
+    assert reopened.get_terminal("t1") == fresh
+    assert registry.terminals("team") == reopened.terminals() == [fresh, _record("t2")]
+    assert registry.terminals("other") == []
+    reopened.close()
 
     with pytest.raises(RuntimeError), registry._transaction() as db:
         db.execute("UPDATE terminals SET pane_id = '%9' WHERE id = 't1'")
@@ -203,6 +207,7 @@ def test_terminal_reads_come_from_memory_and_follow_every_change(tmp_path: Path)
 
     registry.remove_terminal("t2")
     assert registry.get_terminal("t2") is None
+    assert registry.terminals() == [fresh]
     registry.remove_session("team")
     assert registry.get_terminal("t1") is None
     registry.close()

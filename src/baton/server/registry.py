@@ -8,7 +8,8 @@ The database runs in WAL mode with `synchronous=NORMAL`: a commit is one append 
 log, no fsync, and survives the server process being killed at any point (only a power
 loss may undo the last commits). `last_active` is written in batches
 (`baton.server.activity`). Terminal records are also held in memory, written through with
-each change: `GET /terminals/{id}`, polled many times a second, reads no database.
+each change, and read from there: `GET /terminals/{id}`, polled many times a second,
+reads no database.
 """
 
 from __future__ import annotations
@@ -177,10 +178,6 @@ class Registry:
             record = self._records.get(terminal_id)
         return self._touched(record, touches) if record is not None else None
 
-    @classmethod
-    def _terminal(cls, row: sqlite3.Row, touches: Mapping[str, float]) -> TerminalRecord:
-        return cls._touched(terminal_from_row(row), touches)
-
     @staticmethod
     def _touched(record: TerminalRecord, touches: Mapping[str, float]) -> TerminalRecord:
         """The record with a touch not committed yet."""
@@ -190,15 +187,16 @@ class Registry:
         return record
 
     def terminals(self, session_name: str | None = None) -> list[TerminalRecord]:
+        """Every terminal (of one session), oldest first, from memory as `get_terminal`."""
         touches = self.activity.uncommitted()
-        if session_name is None:
-            rows = self._fetch("SELECT * FROM terminals ORDER BY created_at")
-        else:
-            rows = self._fetch(
-                "SELECT * FROM terminals WHERE session_name = ? ORDER BY created_at",
-                (session_name,),
-            )
-        return [self._terminal(row, touches) for row in rows]
+        with self._lock:  # rows in the order they were added break ties, as sqlite's did
+            records = [
+                record
+                for record in self._records.values()
+                if session_name is None or record.session_name == session_name
+            ]
+        records.sort(key=lambda record: record.created_at)
+        return [self._touched(record, touches) for record in records]
 
     def has_terminal(self, terminal_id: str) -> bool:
         return self.get_terminal(terminal_id) is not None
