@@ -92,13 +92,15 @@ def run_recorded(
         # Not a vacuous check: every terminal was seen both working and done.
         assert {(role, "processing"), (role, "completed")} <= seen, sorted(seen)
     timeline = team.brain.timeline
-    assert not at_rest_during_open_turns(recorder.samples, timeline, render_slack=RENDER_SLACK)
-    assert not processing_after_closed_turns(
+    at_rest = at_rest_during_open_turns(recorder.samples, timeline, render_slack=RENDER_SLACK)
+    assert not at_rest, at_rest
+    still_working = processing_after_closed_turns(
         recorder.samples,
         timeline,
         poll_interval=POLL_INTERVAL + end_slack,
         next_turn_allowance=NEXT_TURN_ALLOWANCE,
     )
+    assert not still_working, still_working
     # Every CLI lived through the run: never seen in error, none dead at the end.
     assert not [s for s in recorder.samples if s.status == "error"], sorted(seen)
     with team.server.client() as client:
@@ -166,7 +168,8 @@ def assert_every_turn_counted(
     answers = [e for e in events if e["event"] == "answer"]
     assert len(tokens) == len(answers) == sum(TURNS.values())
     assert all(t["input_tokens"] > 0 and t["output_tokens"] > 0 for t in tokens)
-    assert {name: sum(t[name] for t in tokens) for name in sent} == dict(sent)
+    counted = {name: sum(t[name] for t in tokens) for name in sent}
+    assert counted == dict(sent), (counted, [(t["role"], t["output_tokens"]) for t in tokens])
     assert {t["role"] for t in tokens} == set(ROLES)
     assert len({t["model"] for t in tokens}) == 1
     if per_mtok is not None:

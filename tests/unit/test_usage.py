@@ -78,12 +78,30 @@ def test_claude_transcript_counts_each_message_once(tmp_path: Path) -> None:
     assert transcript_usage(tmp_path / "missing.jsonl") is None
 
 
+def test_claude_transcript_says_whether_its_last_message_closed_the_turn(tmp_path: Path) -> None:
+    usage = {"input_tokens": 10, "output_tokens": 7}
+
+    def said(*stops: str | None) -> bool | None:
+        entries = [
+            {"type": "assistant", "message": {"id": f"m{n}", "usage": usage, "stop_reason": stop}}
+            for n, stop in enumerate(stops)
+        ]
+        reading = transcript_usage(_lines(tmp_path / "t.jsonl", *entries))
+        assert reading is not None
+        return reading.complete
+
+    assert said("tool_use", "end_turn") is True
+    assert said("end_turn", "tool_use") is False  # the tool's result and the answer to come
+    assert said("tool_use", None) is None  # a version that leaves the reason out
+    assert Usage(9, 0, 2, complete=True).minus(Usage(5, 0, 1)).complete is None
+
+
 def test_scripted_agent_usage_file_is_cumulative(tmp_path: Path) -> None:
     recorder = UsageRecorder(tmp_path / "usage.json")
     recorder.add_turn("a" * 9, "b" * 4)
     recorder.add_turn("é", "")
     assert estimate_tokens("a" * 9) == 3
-    assert read_usage(tmp_path / "usage.json") == Usage(4, 0, 1, "scripted")
+    assert read_usage(tmp_path / "usage.json") == Usage(4, 0, 1, "scripted", complete=True)
 
 
 def test_delta_and_restarted_counter() -> None:
@@ -177,6 +195,31 @@ def test_meter_takes_a_record_still_being_written_only_once_it_settles(tmp_path:
     source = _Readings(partial, whole, whole)
     meter, _ = _meter(source, tmp_path)
     assert meter.after_turn("analyst", "0a1b2c3d", {}) == whole
+
+
+def test_meter_waits_past_a_held_reading_whose_record_says_the_turn_goes_on(
+    tmp_path: Path,
+) -> None:
+    # Under load a CLI's record can be flushed in parts, each held for longer than a poll:
+    # a reading that says its turn is not closed is not taken, however long it holds.
+    partial = Usage(100, 0, 10, "claude-x", complete=False)
+    whole = Usage(250, 50, 40, "claude-x", complete=True)
+    source = _Readings(partial, partial, partial, partial, whole)
+    meter, _ = _meter(source, tmp_path)
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) == whole.minus(Usage())
+    assert source.calls == 5
+
+
+def test_meter_takes_a_reading_that_closes_the_turn_at_once(tmp_path: Path) -> None:
+    whole = Usage(250, 50, 40, "claude-x", complete=True)
+    source = _Readings(whole)
+    meter, _ = _meter(source, tmp_path)
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) == whole.minus(Usage())
+    assert source.calls == 1
+    # The same closed record again (no new turn recorded yet) is waited on, as before.
+    source.answers = [whole, Usage(300, 50, 45, "claude-x", complete=True)]
+    assert meter.after_turn("analyst", "0a1b2c3d", {}) == Usage(50, 0, 5, "claude-x")
+    assert source.calls == 3
 
 
 def test_meter_gives_up_on_a_silent_terminal_and_stops_waiting_for_it(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeGuard
 
 from baton.errors import ApiError, ApiHttpError, ConfigError
 from baton.orchestrator.events import EventKind, RunEvents
@@ -338,17 +338,22 @@ class TokenMeter:
         A CLI writes its record a moment after its screen shows the turn done (Codex's
         rollout is found through the notify payload of the finished turn; Claude Code
         flushes its transcript after the Stop hook), so the reading is taken once it has
-        moved past the last one and then held still for a poll, for up to
+        moved past the last one and then either shows the turn closed (`complete`) or,
+        for a record that cannot tell, held still for a poll; a record that shows the turn
+        still going (a flush in parts, seen under load) is waited for, up to
         `settle_seconds`. A terminal that never reported is not waited for again.
         """
         before = self._seen.get(terminal_id)
         deadline = self._clock() + self.settle_seconds
         reading = self.source.usage(terminal_id)
+        if _whole(reading, before):
+            return reading
         while self._clock() < deadline and terminal_id not in self._silent:
             self._sleep(_SETTLE_POLL_SECONDS)
             latest = self.source.usage(terminal_id)
-            moved = latest is not None and latest != before
-            if moved and latest == reading:
+            if _whole(latest, before) or (
+                _moved(latest, before) and latest == reading and latest.complete is None
+            ):
                 return latest
             reading = latest
         return reading
@@ -365,6 +370,18 @@ class TokenMeter:
                     "in the JSON config"
                 )
         return priced
+
+
+def _moved(reading: Usage | None, before: Usage | None) -> TypeGuard[Usage]:
+    """Whether the counts went on since the last reading (a new turn was recorded)."""
+    if reading is None:
+        return False
+    return before is None or replace(reading, complete=None) != replace(before, complete=None)
+
+
+def _whole(reading: Usage | None, before: Usage | None) -> bool:
+    """A reading that moved and whose record says the turn is closed."""
+    return _moved(reading, before) and reading.complete is True
 
 
 def _priced(delta: Usage, prices: Mapping[str, Price]) -> float | None:

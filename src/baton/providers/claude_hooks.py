@@ -74,6 +74,7 @@ def transcript_usage(transcript: Path) -> Usage | None:
     Claude Code writes one line per content block of a message, each with the message's
     usage, so each message id counts once (its last line). Prompt tokens are the fresh,
     cache-written and cache-read ones together; the cache reads are the cached part.
+    `complete` when the last message's stop reason closes the turn (not `tool_use`).
     None when the transcript has no assistant message with usage.
     """
     try:
@@ -82,6 +83,7 @@ def transcript_usage(transcript: Path) -> Usage | None:
         return None
     by_message: dict[str, dict[str, Any]] = {}
     model: str | None = None
+    last_stop: object = None
     for number, raw in enumerate(lines):
         try:
             entry = json.loads(raw)
@@ -94,6 +96,7 @@ def transcript_usage(transcript: Path) -> Usage | None:
         if not isinstance(usage, dict):
             continue
         by_message[str(message.get("id") or f"line-{number}")] = usage
+        last_stop = message.get("stop_reason")
         if isinstance(message.get("model"), str) and not message["model"].startswith("<"):
             model = message["model"]
     if not by_message:
@@ -113,4 +116,20 @@ def transcript_usage(transcript: Path) -> Usage | None:
         cached_input_tokens=cached,
         output_tokens=sum(count(u, "output_tokens") for u in by_message.values()),
         model=model,
+        complete=_turn_closed(last_stop),
     )
+
+
+# How a message that ends its turn stops; `tool_use` and `pause_turn` go on with another.
+_CLOSING_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
+_CONTINUING_STOPS = frozenset({"tool_use", "pause_turn"})
+
+
+def _turn_closed(stop_reason: object) -> bool | None:
+    """Whether the last message closed its turn; None when its stop reason is not written
+    (a version that leaves it out of the transcript)."""
+    if stop_reason in _CLOSING_STOPS:
+        return True
+    if stop_reason in _CONTINUING_STOPS:
+        return False
+    return None

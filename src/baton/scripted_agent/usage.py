@@ -42,6 +42,7 @@ class UsageRecorder:
             cached_input_tokens=0,
             output_tokens=current.output_tokens + estimate_tokens(answer),
             model=SCRIPTED_MODEL,
+            complete=True,  # written once per turn, whole
         )
         if self.path is not None:
             _write_atomically(self.path, json.dumps(self.usage.to_json()))

@@ -24,6 +24,7 @@ def test_usage_route_reports_the_agents_own_counts(baton_server: ServerProcess) 
             "output_tokens": None,
             "model": None,
             "cost_usd": None,
+            "complete": None,
         }
         message = "Say hello in one line."
         client.post(f"/terminals/{terminal_id}/input", params={"message": message})
@@ -34,4 +35,5 @@ def test_usage_route_reports_the_agents_own_counts(baton_server: ServerProcess) 
         assert usage["cached_input_tokens"] == 0
         assert usage["model"] == "scripted"
         assert usage["cost_usd"] is None  # the scripted agent prices nothing itself
+        assert usage["complete"] is True  # its file is rewritten whole after each turn
         assert client.get("/terminals/0000000a/usage").status_code == 404

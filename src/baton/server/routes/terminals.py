@@ -40,6 +40,7 @@ _UNKNOWN_USAGE: dict[str, Any] = {
     "output_tokens": None,
     "model": None,
     "cost_usd": None,
+    "complete": None,
 }
 
 
