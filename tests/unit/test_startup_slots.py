@@ -1,9 +1,12 @@
-"""CLI start-ups at once: bounded by the slots, and a slow one gives its slot back in time."""
+"""CLI start-ups at once: bounded by the slots, a slow one gives its slot back in time,
+and a free slot goes to the session that has started the fewest."""
 
 from __future__ import annotations
 
 import threading
 import time
+
+from tests.support.waiting import wait_until
 
 from baton.server.startup_slots import StartupSlots
 
@@ -59,4 +62,35 @@ def test_a_start_up_past_its_hold_time_lets_the_next_one_in() -> None:
         following.join(10)
     # Its slot was given back once, not twice: one holder at a time still.
     with slots.slot():
-        assert not slots._free.acquire(blocking=False)
+        assert slots.busy == 1
+
+
+def test_a_free_slot_goes_to_the_session_with_the_fewest_start_ups() -> None:
+    # One slot, held; then team a asks for three terminals and team b for two. Each team
+    # gets one before either gets its second, in the order asked within a team.
+    slots = StartupSlots(1, hold_seconds=30)
+    order: list[str] = []
+    release = threading.Event()
+
+    def hold() -> None:
+        with slots.slot("first"):
+            release.wait(10)
+
+    def start_up(name: str) -> None:
+        with slots.slot(name[0]):
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    wait_until(lambda: slots.busy == 1, 10, interval=0.001)
+    threads = []
+    for count, name in enumerate(["a1", "a2", "a3", "b1", "b2"], start=1):
+        thread = threading.Thread(target=start_up, args=(name,))
+        thread.start()
+        threads.append(thread)
+        # asked in this order
+        wait_until(lambda count=count: slots.waiting == count, 10, interval=0.001)
+    release.set()
+    for thread in [holder, *threads]:
+        thread.join(10)
+    assert order == ["a1", "b1", "a2", "b2", "a3"]

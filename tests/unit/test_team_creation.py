@@ -152,3 +152,44 @@ def test_init_returns_with_the_session_terminal_while_the_others_are_made(
         api.release.set()
     team.wait()
     assert all(state.terminals[role.terminal_key] for role in ROLES)
+
+
+class OneHeldApi(TogetherApi):
+    """Every create returns at once but `held`'s, which waits until the test lets it go."""
+
+    def __init__(self, held: str, refused: str = "") -> None:
+        super().__init__(1, refused=refused)
+        self.held = held
+        self.release = threading.Event()
+
+    def create_terminal(self, session: str, profile: str, **params: Any) -> dict[str, Any]:
+        if profile == self.held:
+            assert self.release.wait(30)
+        return super().create_terminal(session, profile, **params)
+
+
+def test_a_role_waits_for_its_own_terminal_not_for_a_slower_sibling(tmp_path: Path) -> None:
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    peer, held = ROLES[1].terminal_key, ROLES[4].terminal_key
+    api = OneHeldApi(held=settings.profile_for(held))
+    state = RunState(wd=str(tmp_path), prompt=PROMPT)
+    team = init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
+    try:
+        team.wait_for(peer)  # returns while the held create still runs
+        assert state.terminals[peer]
+        assert team.pending and not state.terminals[held]
+    finally:
+        api.release.set()
+    team.wait_for(held)
+    assert state.terminals[held]
+
+
+def test_waiting_for_a_refused_terminal_raises_the_refusal(tmp_path: Path) -> None:
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    refused = ROLES[3].terminal_key
+    api = OneHeldApi(held="", refused=settings.profile_for(refused))
+    state = RunState(wd=str(tmp_path), prompt=PROMPT)
+    team = init_new_run(api, settings, state, RunLog(io.StringIO()), lambda: None)  # type: ignore[arg-type]
+    with pytest.raises(BadRequestError):
+        team.wait_for(refused)
+    team.wait_for(ROLES[1].terminal_key)  # a recorded one still returns

@@ -193,6 +193,40 @@ class TeamBeingStarted:
     def wait(self, timeout: float | None = None) -> None:
         self.start()
 
+    def wait_for(self, terminal_key: str) -> None:
+        self.start()
+
+
+class TeamStillCreating:
+    """A team whose other terminals are still being made: this role's one arrives once
+    waited for, a whole-team wait never returns."""
+
+    def __init__(self, state: RunState, terminal_id: str) -> None:
+        self.state, self.terminal_id = state, terminal_id
+        self.waited_for: list[str] = []
+
+    def start(self) -> None:
+        pass
+
+    def wait(self, timeout: float | None = None) -> None:
+        raise AssertionError("waited for the whole team")
+
+    def wait_for(self, terminal_key: str) -> None:
+        self.waited_for.append(terminal_key)
+        self.state.terminals[terminal_key] = self.terminal_id
+
+
+def test_a_role_whose_terminal_is_not_recorded_yet_waits_for_that_one_only(
+    tmp_path: Path,
+) -> None:
+    rig = Rig(tmp_path)
+    rig.state.terminals[KEY] = ""
+    team = TeamStillCreating(rig.state, "t-1")
+    rig.runner.team = team  # type: ignore[assignment]
+
+    assert rig.ask() == AGAIN
+    assert team.waited_for == [KEY]
+
 
 def test_the_rest_of_the_team_is_asked_for_once_the_first_prompt_is_sent(tmp_path: Path) -> None:
     """Their CLIs' start-ups would otherwise compete with the first agent's for the machine."""

@@ -74,7 +74,8 @@ class TeamStart:
     `start()` asks for them (once; later calls do nothing). `wait()` starts them if need
     be and returns once every one is recorded (and saved), or raises the first error
     their creation met, so the run stops with it at its next turn instead of typing into
-    a team that is not there.
+    a team that is not there. `wait_for(key)` returns as soon as that one terminal is
+    recorded: a role whose terminal is ready is not held up by a slower sibling's start.
     """
 
     def __init__(
@@ -86,10 +87,13 @@ class TeamStart:
         save: Callable[[], None],
         terminal_keys: Sequence[str],
     ) -> None:
+        self._state = state
+        self._recorded = threading.Condition()  # notified as each terminal is recorded
         self._create = functools.partial(
-            _create_together, api, settings, state, log, save, terminal_keys
+            _create_together, api, settings, state, log, save, terminal_keys, self._notify
         )
         self._error: Exception | None = None
+        self._done = False
         self._thread = threading.Thread(target=self._run, name="baton-team-start", daemon=True)
         self._starting = threading.Lock()
         self._started = False
@@ -106,6 +110,14 @@ class TeamStart:
             self._create()
         except Exception as error:  # handed to the thread that waits for the team
             self._error = error
+        finally:
+            with self._recorded:
+                self._done = True  # before the thread ends: `pending` would lag the wait
+                self._recorded.notify_all()
+
+    def _notify(self) -> None:
+        with self._recorded:
+            self._recorded.notify_all()
 
     @property
     def pending(self) -> bool:
@@ -119,6 +131,17 @@ class TeamStart:
         if self._error is not None:
             raise self._error
 
+    def wait_for(self, terminal_key: str) -> None:
+        """Until this terminal is recorded, or the creation ends without it (then as
+        `wait`: raises what creating the team raised)."""
+        self.start()
+        with self._recorded:
+            self._recorded.wait_for(
+                lambda: bool(self._state.terminals.get(terminal_key)) or self._done
+            )
+        if not self._state.terminals.get(terminal_key):
+            self.wait()
+
 
 def _create_together(
     api: ApiClient,
@@ -127,8 +150,10 @@ def _create_together(
     log: RunLog,
     save: Callable[[], None],
     terminal_keys: Sequence[str],
+    recorded: Callable[[], None],
 ) -> None:
-    """Create the terminals of an existing session concurrently, saving after each.
+    """Create the terminals of an existing session concurrently, saving after each (and
+    calling `recorded`).
 
     A create whose answer was lost is settled afterwards, one at a time (`_create_member`
     looks for it among the session's terminals, which must not change meanwhile). The
@@ -149,6 +174,7 @@ def _create_together(
             _record_member(state, terminal_key, created, log)
             save()
             crash_point("terminal_created")
+        recorded()
 
     with ThreadPoolExecutor(max_workers=len(terminal_keys) or 1) as pool:
         futures = [pool.submit(create, key) for key in terminal_keys]
@@ -164,6 +190,7 @@ def _create_together(
             _create_member(api, settings, state, terminal_key, log)
         save()
         crash_point("terminal_created")
+        recorded()
 
 
 def _create_member(

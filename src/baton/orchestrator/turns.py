@@ -121,7 +121,7 @@ class TurnRunner:
         role = ROLE_BY_TERMINAL[terminal_key]
         self._stalls = 0
         if self.team is not None and not self.state.terminals.get(terminal_key):
-            self.team.wait()  # the analyst went first; this role's terminal is on its way
+            self.team.wait_for(terminal_key)  # the analyst went first; this one is on its way
         response = self._pending_answer(terminal_key, where)
         if response is None:
             self._check_budget()

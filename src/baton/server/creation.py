@@ -46,7 +46,8 @@ __all__ = [
 
 # CAO falls back to its own Kiro/Q CLI, which Baton does not drive; Codex is ours.
 DEFAULT_PROVIDER = "codex"
-_POLL_SECONDS = 0.05
+# How long a settling creation waits for the watcher before it looks again anyway.
+_RECHECK_SECONDS = 0.1
 # Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
 # found after the terminal is deleted even when they left its process session.
 TERMINAL_ID_VARIABLE = "BATON_TERMINAL_ID"
@@ -139,7 +140,7 @@ class TerminalCreator:
             provider_impl = get_provider(provider_name)
         except ImportError as error:
             raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
-        with self.startups.slot():
+        with self.startups.slot(request.session_name if not request.new_session else None):
             record = self._launch(request, profile, (provider_name, provider_impl))
             self.settle(record)
         if request.initial_message is not None:
@@ -304,10 +305,25 @@ class TerminalCreator:
 
     def settle(self, record: TerminalRecord) -> None:
         """Answer first-run dialogs until the provider reports a resting status and no
-        startup left (its MCP servers up), bounded by the startup timeout."""
+        startup left (its MCP servers up), bounded by the startup timeout.
+
+        Each look follows the watcher's next evaluation of this terminal (its CLI drew
+        something), or `_RECHECK_SECONDS` for what a screen does not show (a provider's
+        start-up files): the slot is given back as soon as the CLI rests, not at the next
+        tick of a poll, and other terminals' output wakes nobody here.
+        """
         provider, ctx = self.runtime.provider(record)
         deadline = time.monotonic() + self.timings.startup_timeout
-        while time.monotonic() < deadline:
+        live = self.watcher.get(record.id)
+
+        def wait_for_output(seen: int, timeout: float) -> int:
+            if live is None:  # not followed (cannot happen after `_launch`): just wait
+                time.sleep(timeout)
+                return seen
+            return live.wait_evaluated(seen, timeout)
+
+        seen = live.evaluations if live is not None else 0
+        while (left := deadline - time.monotonic()) > 0:
             if self.reader.exited(record):
                 return
             screen = self.reader.screen(record)
@@ -316,15 +332,15 @@ class TerminalCreator:
                 self.tmux.send_keys(record.pane, keys)
                 # Ask again only once the dialog has reacted, so one dialog is never
                 # answered twice (and the answer never lands in the next one).
-                answered = time.monotonic() + 3.0
-                while time.monotonic() < min(answered, deadline):
-                    time.sleep(_POLL_SECONDS * 2)
+                answered = min(time.monotonic() + 3.0, deadline)
+                while (wait := answered - time.monotonic()) > 0:
+                    seen = wait_for_output(seen, min(wait, _RECHECK_SECONDS))
                     if self.reader.screen(record) != screen:
                         break
                 continue
             if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
                 return
-            time.sleep(_POLL_SECONDS * 2)
+            seen = wait_for_output(seen, min(left, _RECHECK_SECONDS))
 
 
 def _window_name(profile_name: str, terminal_id: str) -> str:

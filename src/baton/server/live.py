@@ -200,6 +200,7 @@ class ScreenWatcher:
         try:
             return self._evaluate(live)
         finally:
+            live.note_evaluated()
             self.notify_changed()
 
     def notify_changed(self) -> None:

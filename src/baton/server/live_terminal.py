@@ -85,6 +85,21 @@ class LiveTerminal:
         self._view: str | None = None
         self._signals: tuple[int, int] | None = None
         self.lock = threading.RLock()
+        # Counts this terminal's evaluations: a creation settling waits on its own CLI only.
+        self.evaluations = 0
+        self._evaluated = threading.Condition()
+
+    def note_evaluated(self) -> None:
+        """One more evaluation: wake whoever waits on this terminal in `wait_evaluated`."""
+        with self._evaluated:
+            self.evaluations += 1
+            self._evaluated.notify_all()
+
+    def wait_evaluated(self, seen: int, timeout: float) -> int:
+        """Until an evaluation after the `seen`-th (or `timeout`); how many there were."""
+        with self._evaluated:
+            self._evaluated.wait_for(lambda: self.evaluations != seen, max(0.0, timeout))
+            return self.evaluations
 
     @property
     def pane(self) -> PaneRef:
