@@ -149,7 +149,14 @@ def test_a_stalled_stream_and_a_cli_killed_mid_turn_and_the_loop_passes(
     # The stall was interrupted and asked again, no restart; the kill restarted the CLI.
     assert state["restarts"] == {"programmer": 1}, result.stderr[-3000:]
     events = list(read_events(Path(state["archive_dir"]) / "events.jsonl"))
-    steps = [(e["action"], e["role"]) for e in events if e["event"] == "stall"]
+    # A restarted CLI that is slow to read its first input on a loaded machine (Gemini CLI
+    # resuming: 11 s once) has that prompt interrupted and sent again, a recovery of its
+    # own (reason: not taken); the stall steps are the ones the stalled stream caused.
+    steps = [
+        (e["action"], e["role"])
+        for e in events
+        if e["event"] == "stall" and e["reason"] != "it did not take the prompt"
+    ]
     if keys is not None:
         assert brain.stalls_taken("analyst") == 1  # the stream really stalled once
         assert steps == [("interrupt", "analyst"), ("resend", "analyst")], result.stderr[-3000:]

@@ -314,15 +314,7 @@ class TerminalCreator:
         """
         provider, ctx = self.runtime.provider(record)
         deadline = time.monotonic() + self.timings.startup_timeout
-        live = self.watcher.get(record.id)
-
-        def wait_for_output(seen: int, timeout: float) -> int:
-            if live is None:  # not followed (cannot happen after `_launch`): just wait
-                time.sleep(timeout)
-                return seen
-            return live.wait_evaluated(seen, timeout)
-
-        seen = live.evaluations if live is not None else 0
+        seen = self.watcher.evaluations_of(record.id)
         while (left := deadline - time.monotonic()) > 0:
             if self.reader.exited(record):
                 return
@@ -334,13 +326,13 @@ class TerminalCreator:
                 # answered twice (and the answer never lands in the next one).
                 answered = min(time.monotonic() + 3.0, deadline)
                 while (wait := answered - time.monotonic()) > 0:
-                    seen = wait_for_output(seen, min(wait, _RECHECK_SECONDS))
+                    seen = self.watcher.wait_evaluated(record.id, seen, min(wait, _RECHECK_SECONDS))
                     if self.reader.screen(record) != screen:
                         break
                 continue
             if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
                 return
-            seen = wait_for_output(seen, min(left, _RECHECK_SECONDS))
+            seen = self.watcher.wait_evaluated(record.id, seen, min(left, _RECHECK_SECONDS))
 
 
 def _window_name(profile_name: str, terminal_id: str) -> str:

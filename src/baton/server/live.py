@@ -215,6 +215,25 @@ class ScreenWatcher:
             self.changed.wait_for(lambda: self.generation != seen, timeout=max(0.0, timeout))
             return self.generation
 
+    def evaluations_of(self, terminal_id: str) -> int:
+        """How many times this terminal was evaluated (-1: not followed), for
+        `wait_evaluated`."""
+        live = self.get(terminal_id)
+        return live.evaluations if live is not None else -1
+
+    def wait_evaluated(self, terminal_id: str, seen: int, timeout: float) -> int:
+        """Until this terminal's next evaluation after the `seen`-th, or `timeout` but at
+        most the check interval (what only tmux can tell is read again then); a terminal
+        not followed waits for any evaluation. Other terminals' output wakes nobody here:
+        under sixteen loops a waiter woken by every pane write re-read its screen for
+        nothing hundreds of times a second."""
+        timeout = min(timeout, self.interval)
+        live = self.get(terminal_id)
+        if live is None:
+            self.wait_changed(self.generation, timeout)
+            return -1
+        return live.wait_evaluated(seen, timeout)
+
     def _evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
         with live.lock:
             live.evaluated = live.signature()

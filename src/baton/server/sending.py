@@ -92,7 +92,7 @@ class InputSender:
         self, record: TerminalRecord, *, queue: bool, deadline: float, answer: bool
     ) -> None:
         watcher = self.reader.watcher
-        seen = watcher.generation
+        seen = watcher.evaluations_of(record.id)
         while True:
             self._require_alive(record)
             status, turns = self._state(record)
@@ -112,7 +112,7 @@ class InputSender:
                     f"{self.timings.queue_timeout:g}s (BATON_INPUT_QUEUE_TIMEOUT); "
                     "the message was not typed"
                 )
-            seen = watcher.wait_changed(seen, remaining)
+            seen = watcher.wait_evaluated(record.id, seen, remaining)
 
     def _state(self, record: TerminalRecord) -> tuple[TerminalStatus, TurnRecord | None]:
         """The status (brought up to date) and the CLI's turn record, read together."""
@@ -165,7 +165,7 @@ class InputSender:
         never drawn whose box shows empty on a redrawn screen is pasted again, once.
         """
         watcher = self.reader.watcher
-        seen = watcher.generation
+        seen = watcher.evaluations_of(record.id)
         deadline = time.monotonic() + self.timings.accept_timeout
         again = provider.resubmit_after
         resubmit_at = None if again is None else time.monotonic() + again
@@ -201,7 +201,7 @@ class InputSender:
                     resubmit_at = time.monotonic() + again
                 continue
             wait = remaining if resubmit_at is None else min(remaining, resubmit_at - now)
-            seen = watcher.wait_changed(seen, max(wait, 0.0))
+            seen = watcher.wait_evaluated(record.id, seen, max(wait, 0.0))
 
     def _taken(
         self,
@@ -247,7 +247,7 @@ class InputSender:
         is then (the submit keys follow anyway, as for a CLI no rule reads).
         """
         watcher = self.reader.watcher
-        seen = watcher.generation
+        seen = watcher.evaluations_of(record.id)
         started = time.monotonic()
         deadline = started + provider.paste_wait
         screen, changed_at = self.reader.screen(record), started
@@ -270,7 +270,7 @@ class InputSender:
                 )
                 return screen, False
             wake = deadline if not shown else min(deadline, changed_at + provider.paste_settle)
-            seen = watcher.wait_changed(seen, wake - now)
+            seen = watcher.wait_evaluated(record.id, seen, wake - now)
             self._require_alive(record)
             current = self.reader.screen(record)
             if current != screen:
@@ -301,13 +301,13 @@ class InputSender:
         """Until the screen differs from `before` or `limit` seconds pass; woken by the
         screen model's evaluations, never by polling."""
         watcher = self.reader.watcher
-        seen = watcher.generation
+        seen = watcher.evaluations_of(record.id)
         deadline = time.monotonic() + limit
         while self.reader.screen(record) == before:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            seen = watcher.wait_changed(seen, left)
+            seen = watcher.wait_evaluated(record.id, seen, left)
 
     def require_alive(self, record: TerminalRecord) -> None:
         """TerminalExitedError (409) once the terminal's CLI has exited."""

@@ -92,7 +92,9 @@ def test_watch_fits_the_terminal_and_shows_the_work(
     try:
         command = [sys.executable, "-m", "baton", "watch", str(state_path), "--interval", "0.3"]
         tmux.start(command, finished_run.env)
-        screen = tmux.wait_for("screen: analyst")
+        # The key hints are the frame's last line: a screen read before them is half drawn.
+        screen = tmux.wait_for(KEY_HINTS)
+        assert "screen: analyst" in screen, screen
         joined = tmux.tmux("capture-pane", "-p", "-J", "-t", "view")
         # No row wrapped: joining wrapped rows (-J) leaves as many rows as were drawn.
         assert len(joined.rstrip().splitlines()) == len(screen.rstrip().splitlines())
