@@ -12,8 +12,9 @@ while the CLI asks a question, with nobody waiting before it, is typed at once).
 The submit keys follow the paste once the screen model shows it drawn: the provider
 reads the text (or its fold) in the input box (`Provider.paste_shown`) and no pane
 output came for `paste_settle` seconds; after `paste_wait` seconds they follow anyway.
-Every wait sleeps on the screen watcher's condition, woken by each evaluation of any
-terminal (each pane write is one) and at least once per interval; nothing polls.
+Every wait sleeps on the terminal's own condition (`ScreenWatcher.wait_evaluated`), woken
+by each evaluation of that terminal (each of its pane writes is one) and at least once per
+interval; nothing polls, and other terminals' output wakes nobody here.
 """
 
 from __future__ import annotations
@@ -242,9 +243,10 @@ class InputSender:
 
         Shown: the screen differs from `blank` (before the paste) and, with `read_text`,
         the provider's `paste_shown` reads the text on it. Still: no change for the
-        provider's `paste_settle` seconds. Woken by each evaluation of the screen model
-        (every pane write), never by polling; after `paste_wait` seconds the screen as it
-        is then (the submit keys follow anyway, as for a CLI no rule reads).
+        provider's `paste_settle` seconds. Woken by each evaluation of this terminal's
+        screen model (every write to its pane), never by polling; after `paste_wait`
+        seconds the screen as it is then (the submit keys follow anyway, as for a CLI no
+        rule reads).
         """
         watcher = self.reader.watcher
         seen = watcher.evaluations_of(record.id)
@@ -299,7 +301,7 @@ class InputSender:
 
     def _until_screen_moves(self, record: TerminalRecord, before: str, limit: float) -> None:
         """Until the screen differs from `before` or `limit` seconds pass; woken by the
-        screen model's evaluations, never by polling."""
+        terminal's evaluations, never by polling."""
         watcher = self.reader.watcher
         seen = watcher.evaluations_of(record.id)
         deadline = time.monotonic() + limit
