@@ -5,46 +5,39 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from baton.providers import TerminalContext, get_provider
+from tests.support.live_terminals import scripted_live_terminal
+
+from baton.server.live import ScreenWatcher
 from baton.server.live_terminal import LiveTerminal
-from baton.server.profiles import ProfileStore
-
-
-def _live(tmp_path: Path, terminal_id: str) -> LiveTerminal:
-    runtime = tmp_path / terminal_id
-    runtime.mkdir()
-    ctx = TerminalContext(
-        terminal_id=terminal_id,
-        working_directory=tmp_path,
-        profile=ProfileStore().load("programmer"),
-        runtime_dir=runtime,
-        env={},
-    )
-    return LiveTerminal(
-        terminal_id=terminal_id,
-        session_name="team",
-        pane_id="%1",
-        provider=get_provider("scripted"),
-        ctx=ctx,
-        columns=80,
-        rows=24,
-    )
+from baton.server.tmux import TmuxServer
 
 
 def test_a_wait_on_one_terminal_ignores_the_others_and_wakes_on_its_own(
     tmp_path: Path,
 ) -> None:
-    mine, other = _live(tmp_path, "0000000a"), _live(tmp_path, "0000000b")
-    seen = mine.evaluations
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    mine = scripted_live_terminal(tmp_path / "a", "0000000a")
+    other = scripted_live_terminal(tmp_path / "b", "0000000b")
+    tmux = TmuxServer(tmp_path / "tmux.sock", tmp_path / "tmux.conf")  # never started
+    watcher = ScreenWatcher(tmux, lambda *_: None)
+    try:
+        _wait_on_one(watcher, mine, other)
+    finally:
+        watcher.stop()
+
+
+def _wait_on_one(watcher: ScreenWatcher, mine: LiveTerminal, other: LiveTerminal) -> None:
+    seen = mine.evaluations.count
     woke_with: list[int] = []
-    waiter = threading.Thread(target=lambda: woke_with.append(mine.wait_evaluated(seen, 30)))
+    waiter = threading.Thread(target=lambda: woke_with.append(mine.evaluations.wait_past(seen, 30)))
     waiter.start()
-    other.note_evaluated()
-    other.note_evaluated()
+    watcher.evaluate(other)
+    watcher.evaluate(other)
     waiter.join(0.2)
     assert waiter.is_alive() and not woke_with  # another terminal's output: still waiting
-    mine.note_evaluated()
+    watcher.evaluate(mine)
     waiter.join(10)
     assert woke_with == [seen + 1]
     # An evaluation that came before the wait began is not waited for again.
-    assert mine.wait_evaluated(seen, 30) == seen + 1
+    assert mine.evaluations.wait_past(seen, 30) == seen + 1

@@ -5,31 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from baton.providers import TerminalContext, get_provider
+from tests.support.live_terminals import scripted_live_terminal
+
 from baton.server.live_terminal import PANE_LOG, PREVIOUS_PANE_LOG, LiveTerminal
-from baton.server.profiles import ProfileStore
 
 LIMIT = 1024
 
 
 def _live(tmp_path: Path, limit: int | None = LIMIT) -> LiveTerminal:
-    ctx = TerminalContext(
-        terminal_id="0123abcd",
-        working_directory=tmp_path,
-        profile=ProfileStore().load("programmer"),
-        runtime_dir=tmp_path,
-        env={},
-    )
-    return LiveTerminal(
-        terminal_id="0123abcd",
-        session_name="team",
-        pane_id="%1",
-        provider=get_provider("scripted"),
-        ctx=ctx,
-        columns=80,
-        rows=24,
-        max_log_bytes=limit,
-    )
+    return scripted_live_terminal(tmp_path, max_log_bytes=limit)
 
 
 def _append(path: Path, data: bytes) -> None:

@@ -31,6 +31,7 @@ from inotify_simple import flags as inotify_flags
 from baton.providers import Provider, TerminalContext
 from baton.server.live_terminal import (
     DEFAULT_MAX_PANE_LOG_BYTES,
+    ChangeCount,
     LiveTerminal,
 )
 from baton.server.records import TerminalRecord
@@ -84,9 +85,8 @@ class ScreenWatcher:
         self._selector.register(self._wake_read, selectors.EVENT_READ, "wake")
         self._stopping = False
         self._audit_index = 0
-        # Notified after every evaluation: input waits on it for a rest or a new turn.
-        self.changed = threading.Condition()
-        self.generation = 0
+        # Every evaluation of any terminal (each terminal also counts its own).
+        self.evaluations = ChangeCount()
         self._thread: threading.Thread | None = None
 
     def start(self) -> ScreenWatcher:
@@ -200,26 +200,14 @@ class ScreenWatcher:
         try:
             return self._evaluate(live)
         finally:
-            live.note_evaluated()
-            self.notify_changed()
-
-    def notify_changed(self) -> None:
-        """Wake every thread waiting in `wait_changed`."""
-        with self.changed:
-            self.generation += 1
-            self.changed.notify_all()
-
-    def wait_changed(self, seen: int, timeout: float) -> int:
-        """Wait until an evaluation after generation `seen` (or `timeout`); the generation."""
-        with self.changed:
-            self.changed.wait_for(lambda: self.generation != seen, timeout=max(0.0, timeout))
-            return self.generation
+            live.evaluations.note()
+            self.evaluations.note()
 
     def evaluations_of(self, terminal_id: str) -> int:
         """How many times this terminal was evaluated (-1: not followed), for
         `wait_evaluated`."""
         live = self.get(terminal_id)
-        return live.evaluations if live is not None else -1
+        return live.evaluations.count if live is not None else -1
 
     def wait_evaluated(self, terminal_id: str, seen: int, timeout: float) -> int:
         """Until this terminal's next evaluation after the `seen`-th, or `timeout` but at
@@ -230,9 +218,9 @@ class ScreenWatcher:
         timeout = min(timeout, self.interval)
         live = self.get(terminal_id)
         if live is None:
-            self.wait_changed(self.generation, timeout)
+            self.evaluations.wait_past(self.evaluations.count, timeout)
             return -1
-        return live.wait_evaluated(seen, timeout)
+        return live.evaluations.wait_past(seen, timeout)
 
     def _evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
         with live.lock:
@@ -300,7 +288,7 @@ class ScreenWatcher:
                     self._check_panes()
                 except Exception:
                     logger.exception("screen watcher: checking panes failed")
-                self.notify_changed()  # waiters re-read what tmux alone can tell
+                self.evaluations.note()  # waiters re-read what tmux alone can tell
                 next_check = time.monotonic() + self.interval
 
     def _dispatch(self, what: object) -> None:

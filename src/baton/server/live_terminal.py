@@ -40,6 +40,31 @@ DEFAULT_MAX_PANE_LOG_BYTES = 64 << 20
 _READ_CHUNK = 4 << 20
 
 
+class ChangeCount:
+    """How many times something changed, and a wait for the next change."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    @property
+    def count(self) -> int:
+        with self._changed:
+            return self._count
+
+    def note(self) -> None:
+        """One more change: wake whoever waits in `wait_past`."""
+        with self._changed:
+            self._count += 1
+            self._changed.notify_all()
+
+    def wait_past(self, seen: int, timeout: float) -> int:
+        """Until a change after the `seen`-th (or `timeout`); how many there were."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._count != seen, max(0.0, timeout))
+            return self._count
+
+
 class LiveTerminal:
     """One terminal's emulator, read position in its pane log, status and liveness."""
 
@@ -85,21 +110,8 @@ class LiveTerminal:
         self._view: str | None = None
         self._signals: tuple[int, int] | None = None
         self.lock = threading.RLock()
-        # Counts this terminal's evaluations: a creation settling waits on its own CLI only.
-        self.evaluations = 0
-        self._evaluated = threading.Condition()
-
-    def note_evaluated(self) -> None:
-        """One more evaluation: wake whoever waits on this terminal in `wait_evaluated`."""
-        with self._evaluated:
-            self.evaluations += 1
-            self._evaluated.notify_all()
-
-    def wait_evaluated(self, seen: int, timeout: float) -> int:
-        """Until an evaluation after the `seen`-th (or `timeout`); how many there were."""
-        with self._evaluated:
-            self._evaluated.wait_for(lambda: self.evaluations != seen, max(0.0, timeout))
-            return self.evaluations
+        # Its evaluations: input and a settling creation wait on this terminal's only.
+        self.evaluations = ChangeCount()
 
     @property
     def pane(self) -> PaneRef:
