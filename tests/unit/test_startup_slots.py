@@ -94,3 +94,34 @@ def test_a_free_slot_goes_to_the_session_with_the_fewest_start_ups() -> None:
     for thread in [holder, *threads]:
         thread.join(10)
     assert order == ["a1", "b1", "a2", "b2", "a3"]
+
+
+def test_the_line_goes_by_the_tickets_taken_as_requests_arrived() -> None:
+    # The server takes a ticket on its event loop as each request comes; the worker
+    # threads may then reach the slot in another order.
+    slots = StartupSlots(1, hold_seconds=30)
+    first, second = slots.ticket(), slots.ticket()
+    order: list[str] = []
+    release = threading.Event()
+
+    def hold() -> None:
+        with slots.slot("held"):
+            release.wait(10)
+
+    def start_up(name: str, ticket: int) -> None:
+        with slots.slot("team", ticket):
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    wait_until(lambda: slots.busy == 1, 10, interval=0.001)
+    late = threading.Thread(target=start_up, args=("second", second))
+    late.start()  # reaches the line first
+    wait_until(lambda: slots.waiting == 1, 10, interval=0.001)
+    early = threading.Thread(target=start_up, args=("first", first))
+    early.start()
+    wait_until(lambda: slots.waiting == 2, 10, interval=0.001)
+    release.set()
+    for thread in (holder, late, early):
+        thread.join(10)
+    assert order == ["first", "second"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,12 @@ class TogetherApi:
         self.calls.append("session")
         return self._make(profile, params["session_name"])
 
-    def create_terminal(self, session: str, profile: str, **_: Any) -> dict[str, Any]:
+    def create_terminal(self, session: str, profile: str, **params: Any) -> dict[str, Any]:
         with self._lock:
             self.calls.append(profile)
             again = self.calls.count(profile) > 1
+        if params.get("on_sent") is not None:
+            params["on_sent"]()  # the request is on its way; the answer comes later
         if not again:
             self.barrier.wait()
         if profile == self.refused:
@@ -193,3 +196,25 @@ def test_waiting_for_a_refused_terminal_raises_the_refusal(tmp_path: Path) -> No
     with pytest.raises(BadRequestError):
         team.wait_for(refused)
     team.wait_for(ROLES[1].terminal_key)  # a recorded one still returns
+
+
+class SlowToSendApi(TogetherApi):
+    """The first create takes a while to leave (a connection being opened): any create
+    sent without waiting for it would reach the server first."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
+        self.first = ""
+
+    def create_terminal(self, session: str, profile: str, **params: Any) -> dict[str, Any]:
+        if profile == self.first:
+            time.sleep(0.2)
+        return super().create_terminal(session, profile, **params)
+
+
+def test_the_four_reach_the_server_in_the_order_they_are_needed(tmp_path: Path) -> None:
+    settings = Settings(wd=tmp_path, prompt=PROMPT)
+    api = SlowToSendApi()
+    api.first = settings.profile_for(ROLES[1].terminal_key)
+    _create(tmp_path, api)  # still all at once: the barrier of four is passed
+    assert api.calls[1:] == [settings.profile_for(role.terminal_key) for role in ROLES[1:]]

@@ -136,14 +136,18 @@ class ApiClient:
         *,
         provider: str | None = None,
         working_directory: Path | str | None = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> TerminalJSON:
         """Add a terminal to a session; the terminal's JSON (`id`, `session_name`).
 
+        `on_sent` is called once the request is written (the server answers after the CLI
+        started): creates asked for one after another reach the server in that order.
         `ApiOutcomeUnknown` as for `create_session`: the terminal may exist.
         """
         params = self._create_params(agent_profile, provider, working_directory)
         path = f"/sessions/{session_name}/terminals"
-        return self._terminal_json("POST", path, params, key=new_key())
+        extensions = {"trace": _when_sent(on_sent)} if on_sent is not None else None
+        return self._terminal_json("POST", path, params, key=new_key(), extensions=extensions)
 
     def send_input(
         self, terminal_id: str, message: str, *, arrived: Callable[[], bool] | None = None
@@ -327,12 +331,28 @@ class ApiClient:
         return params
 
     def _terminal_json(
-        self, method: str, path: str, params: dict[str, str], *, key: str | None = None
+        self,
+        method: str,
+        path: str,
+        params: dict[str, str],
+        *,
+        key: str | None = None,
+        extensions: dict[str, Any] | None = None,
     ) -> TerminalJSON:
-        data = self._json(method, path, key=key, params=params)
+        data = self._json(method, path, key=key, params=params, extensions=extensions)
         if not isinstance(data.get("id"), str) or not isinstance(data.get("session_name"), str):
             raise ApiError(f"{method} {self._url(path)}: answer lacks `id` or `session_name`")
         return cast(TerminalJSON, data)
+
+
+def _when_sent(callback: Callable[[], None]) -> Callable[[str, dict[str, Any]], None]:
+    """An httpcore trace hook calling `callback` when a request's body is written."""
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event.endswith("send_request_body.complete"):
+            callback()
+
+    return trace
 
 
 def _items(value: object) -> list[dict[str, Any]]:

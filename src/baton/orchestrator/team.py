@@ -34,6 +34,9 @@ __all__ = ["TeamStart", "cleanup_terminals", "init_new_run", "new_session_name",
 SESSION_PREFIX = "cao-baton-"
 # Creates of one terminal whose answers were lost, before the run gives up on it.
 _CREATE_ATTEMPTS = 3
+# How long a create waits for the one before it to be written before it goes anyway (a
+# server slow to read: the order is a preference, never a hold-up).
+_SENT_WAIT_SECONDS = 1.0
 
 
 def new_session_name() -> str:
@@ -161,15 +164,25 @@ def _create_together(
     """
     recording = threading.Lock()  # one state change and save at a time
     lost: set[str] = set()
+    # Each create is sent once the one before it is written, so they reach the server in
+    # the order the run needs them (the peer analyst first), the order in which it starts
+    # a session's CLIs. They still run at once: none waits for another's answer.
+    written = [threading.Event() for _ in terminal_keys]
 
-    def create(terminal_key: str) -> None:
+    def create(index: int, terminal_key: str) -> None:
+        if index:
+            written[index - 1].wait(_SENT_WAIT_SECONDS)
         try:
-            created = _ask_for_terminal(api, settings, state, terminal_key)
+            created = _ask_for_terminal(
+                api, settings, state, terminal_key, on_sent=written[index].set
+            )
         except ApiOutcomeUnknown as error:
             log.warning(f"{error}; looking for the terminal in session {state.session_name}")
             with recording:
                 lost.add(terminal_key)
             return
+        finally:
+            written[index].set()  # also when it failed before it was written
         with recording:
             _record_member(state, terminal_key, created, log)
             save()
@@ -177,7 +190,7 @@ def _create_together(
         recorded()
 
     with ThreadPoolExecutor(max_workers=len(terminal_keys) or 1) as pool:
-        futures = [pool.submit(create, key) for key in terminal_keys]
+        futures = [pool.submit(create, n, key) for n, key in enumerate(terminal_keys)]
     for future in futures:
         error = future.exception()
         if error is not None:
@@ -234,7 +247,12 @@ def _create_once(
 
 
 def _ask_for_terminal(
-    api: ApiClient, settings: Settings, state: RunState, terminal_key: str
+    api: ApiClient,
+    settings: Settings,
+    state: RunState,
+    terminal_key: str,
+    *,
+    on_sent: Callable[[], None] | None = None,
 ) -> TerminalJSON:
     """Ask for the role's terminal in the run's (existing) session; the server's answer."""
     return api.create_terminal(
@@ -242,6 +260,7 @@ def _ask_for_terminal(
         settings.profile_for(terminal_key),
         provider=settings.provider_for(terminal_key),
         working_directory=settings.wd,
+        on_sent=on_sent,
     )
 
 

@@ -78,6 +78,9 @@ class CreateRequest:
     group: Sequence[str] | None = None
     metadata: Mapping[str, Any] | None = None
     allowed_tools: Sequence[str] | None = None
+    # Its place in the start-up line (`StartupSlots.ticket`, taken as the request came;
+    # None: taken when it reaches the line).
+    arrival: int | None = None
 
 
 class TerminalCreator:
@@ -140,7 +143,8 @@ class TerminalCreator:
             provider_impl = get_provider(provider_name)
         except ImportError as error:
             raise BadRequestError(f"provider {provider_name!r} is not available: {error}") from None
-        with self.startups.slot(request.session_name if not request.new_session else None):
+        group = request.session_name if not request.new_session else None
+        with self.startups.slot(group, request.arrival):
             record = self._launch(request, profile, (provider_name, provider_impl))
             self.settle(record)
         if request.initial_message is not None:

@@ -7,7 +7,8 @@ gives it back once its CLI rests, or after `hold_seconds` at the latest: a CLI s
 start because it waits on the network holds no one up for long.
 
 A free slot goes to the waiting creation whose session has started the fewest CLIs
-since it last had none starting, oldest request first: eight teams asking for four
+since it last had none starting, earliest request first (its ticket is taken as it
+arrives): eight teams asking for four
 terminals each get one apiece before any gets its second, so the terminal each loop
 needs next (asked for first) is not queued behind another loop's whole team.
 """
@@ -56,13 +57,19 @@ class StartupSlots:
         with self._changed:
             return len(self._waiting)
 
+    def ticket(self) -> int:
+        """A place in line, taken when the request arrives (on the server's event loop,
+        in the order the requests came; worker threads would reach `slot` in any order)."""
+        return next(self._tickets)
+
     @contextmanager
-    def slot(self, group: Hashable | None = None) -> Iterator[None]:
+    def slot(self, group: Hashable | None = None, ticket: int | None = None) -> Iterator[None]:
         """Hold a slot for the block, or for `hold_seconds` if the block takes longer.
 
-        `group` is the creation's session (None: a group of its own, a new session).
+        `group` is the creation's session (None: a group of its own, a new session);
+        `ticket` its place in line (`ticket()`; None: one taken now).
         """
-        me = _Waiter(group, next(self._tickets))
+        me = _Waiter(group, self.ticket() if ticket is None else ticket)
         key = me if group is None else group
         with self._changed:
             self._waiting.append(me)

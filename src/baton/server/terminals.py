@@ -127,6 +127,10 @@ class TerminalService:
 
     # -- the API's verbs ------------------------------------------------------------------
 
+    def arrival_ticket(self) -> int:
+        """A creation's place in the start-up line, taken as its request arrives."""
+        return self.creator.startups.ticket()
+
     def create_terminal(self, request: CreateRequest) -> TerminalJSON:
         """Start a CLI (see `TerminalCreator.create`); describe the terminal."""
         return self.describe(self.creator.create(request))

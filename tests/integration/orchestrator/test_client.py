@@ -51,6 +51,16 @@ def test_create_terminal_in_a_session(cao: FakeCao, tmp_path: Path) -> None:
     assert request.query["agent_profile"] == "tester"
 
 
+def test_a_create_says_when_its_request_is_written(cao: FakeCao, tmp_path: Path) -> None:
+    # The team's creates go out one after another by this sign (orchestrator/team.py).
+    happened: list[str] = []
+    with ApiClient(cao.url, provider="codex", working_directory=tmp_path) as api:
+        session = api.create_session("system_analyst")["session_name"]
+        api.create_terminal(session, "tester", on_sent=lambda: happened.append("written"))
+        happened.append("answered")
+    assert happened == ["written", "answered"]
+
+
 def test_send_input_to_terminal(cao: FakeCao) -> None:
     terminal = cao.add_terminal("tester")
     cao.behaviour["tester"] = lambda turn: [("status", "processing")]

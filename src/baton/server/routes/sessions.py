@@ -44,6 +44,7 @@ async def create_terminal(
 ) -> TerminalJSON:
     """`POST /sessions` (new session) and `POST /sessions/{name}/terminals` (add to one)."""
     body = body or CreateBody()
+    arrival = services.terminals.arrival_ticket()  # here, in the order requests arrived
     return await run_in_threadpool(
         lambda: services.terminals.create_terminal(
             CreateRequest(
@@ -58,6 +59,7 @@ async def create_terminal(
                 group=check_group(body.group),
                 metadata=check_metadata(body.metadata),
                 allowed_tools=[tool for tool in (allowed_tools or "").split(",") if tool],
+                arrival=arrival,
             )
         )
     )
