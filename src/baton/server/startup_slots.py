@@ -8,9 +8,9 @@ start because it waits on the network holds no one up for long.
 
 A free slot goes to the waiting creation whose session has started the fewest CLIs
 since it last had none starting, earliest request first (its ticket is taken as it
-arrives): eight teams asking for four
-terminals each get one apiece before any gets its second, so the terminal each loop
-needs next (asked for first) is not queued behind another loop's whole team.
+arrives): eight teams asking for four terminals each get one apiece before any gets its
+second, so the terminal each loop needs next (asked for first) is not queued behind
+another loop's whole team.
 """
 
 from __future__ import annotations
