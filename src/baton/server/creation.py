@@ -48,6 +48,8 @@ __all__ = [
 DEFAULT_PROVIDER = "codex"
 # How long a settling creation waits for the watcher before it looks again anyway.
 _RECHECK_SECONDS = 0.1
+# How long a CLI at rest must draw nothing more before its start-up counts as done.
+_STILL_SECONDS = 0.05
 # Set in every pane; whatever a terminal's CLI starts inherits it, so its processes can be
 # found after the terminal is deleted even when they left its process session.
 TERMINAL_ID_VARIABLE = "BATON_TERMINAL_ID"
@@ -334,9 +336,20 @@ class TerminalCreator:
                     if self.reader.screen(record) != screen:
                         break
                 continue
+            wait = min(left, _RECHECK_SECONDS)
             if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
-                return
-            seen = self.watcher.wait_evaluated(record.id, seen, min(left, _RECHECK_SECONDS))
+                # At rest and still: a CLI can draw its prompt a moment before a first-run
+                # dialog over it, and each pane write is looked at, so one look is not enough.
+                still = time.monotonic() - self._last_output(record)
+                if still >= _STILL_SECONDS:
+                    return
+                wait = min(wait, _STILL_SECONDS - still)
+            seen = self.watcher.wait_evaluated(record.id, seen, wait)
+
+    def _last_output(self, record: TerminalRecord) -> float:
+        """When the screen model last read the terminal's pane output (monotonic)."""
+        live = self.watcher.get(record.id)
+        return live.fed_at if live is not None else 0.0
 
 
 def _window_name(profile_name: str, terminal_id: str) -> str:
