@@ -340,16 +340,11 @@ class TerminalCreator:
             if provider.status(screen, ctx).is_at_rest and not provider.starting(ctx):
                 # At rest and still: a CLI can draw its prompt a moment before a first-run
                 # dialog over it, and each pane write is looked at, so one look is not enough.
-                still = time.monotonic() - self._last_output(record)
+                still = time.monotonic() - self.watcher.last_output(record.id)
                 if still >= _STILL_SECONDS:
                     return
                 wait = min(wait, _STILL_SECONDS - still)
             seen = self.watcher.wait_evaluated(record.id, seen, wait)
-
-    def _last_output(self, record: TerminalRecord) -> float:
-        """When the screen model last read the terminal's pane output (monotonic)."""
-        live = self.watcher.get(record.id)
-        return live.fed_at if live is not None else 0.0
 
 
 def _window_name(profile_name: str, terminal_id: str) -> str:

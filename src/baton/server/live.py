@@ -222,6 +222,12 @@ class ScreenWatcher:
             return -1
         return live.evaluations.wait_past(seen, timeout)
 
+    def last_output(self, terminal_id: str) -> float:
+        """When the screen model last read this terminal's pane output (monotonic; 0.0
+        for a terminal not followed): how long a screen has been still."""
+        live = self.get(terminal_id)
+        return live.fed_at if live is not None else 0.0
+
     def _evaluate(self, live: LiveTerminal) -> TerminalStatus | None:
         with live.lock:
             live.evaluated = live.signature()

@@ -254,9 +254,8 @@ class InputSender:
         deadline = started + provider.paste_wait
         screen, changed_at = self.reader.screen(record), started
         while True:
-            live = watcher.get(record.id)
-            if live is not None:  # when the model last read pane output, if after the paste
-                changed_at = max(changed_at, live.fed_at)
+            # When the screen model last read pane output, if that was after the paste.
+            changed_at = max(changed_at, watcher.last_output(record.id))
             now = time.monotonic()
             shown = screen != blank or not read_text
             if shown and read_text:
