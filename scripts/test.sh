@@ -3,8 +3,8 @@
 # own clients and its own test suite, headless Chromium), then run the linters, the type checker and the whole
 # test suite: unit, integration (real tmux and HTTP) and end to end (real Codex and Claude
 # Code against scripted model servers on loopback, driven by Baton and by CAO's clients),
-# on two pytest-xdist workers per CPU (the tests wait more than they compute). Arguments
-# go to pytest.
+# on four pytest-xdist workers per CPU, two while end-to-end tests wait to start (the
+# integration tests wait more than they compute). Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,8 +13,9 @@ usage() {
 usage: bash scripts/test.sh [pytest arguments]
 
 Installs what the tests need, runs ruff and mypy, then the whole suite (every tier) on
-two workers per CPU (pytest-xdist -n auto, see tests/conftest.py; --dist loadgroup:
-tests/support/scheduling.py decides which tests share a worker). Arguments are passed
+four workers per CPU, two while end-to-end tests wait to start (pytest-xdist -n auto,
+see tests/conftest.py; --dist loadgroup: tests/support/scheduling.py decides which
+tests share a worker and when the other two workers per CPU join). Arguments are passed
 to pytest:
   bash scripts/test.sh -q                      everything, quietly (what CI runs)
   bash scripts/test.sh -n 0                    everything, in this one process

@@ -60,7 +60,7 @@ def pytest_configure_node(node: Any) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """(pytest-xdist) `-n auto`: two workers per CPU (tests/support/scheduling.py)."""
+    """(pytest-xdist) `-n auto`: four workers per CPU (tests/support/scheduling.py)."""
     from tests.support.scheduling import auto_worker_count
 
     return auto_worker_count(os.environ, len(os.sched_getaffinity(0)))

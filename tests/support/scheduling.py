@@ -11,25 +11,33 @@ groups from the test ids alone, on the controller:
 - the files that use one of this suite's session-scoped fixtures (found by reading the
   conftest files) are one unit: that fixture starts once in the run;
 - units are handed out in collection order (end to end first: the longest tests start
-  while the other workers have work left to balance the end).
+  while the other workers have work left to balance the end);
+- while end-to-end units wait in line, two workers per CPU take work and the rest wait;
+  once the last one is handed out, every worker does.
 
-`-n auto` starts two workers per CPU: the suite waits more than it computes (agents'
-turns, stall timers, servers kept down on purpose). With one worker per CPU the CPUs sat
-idle half of a run; with two they are about four-fifths busy, and the run takes two thirds
-of the time.
+`-n auto` starts four workers per CPU. The end-to-end tests' real agent CLIs keep the
+CPUs busy with two workers per CPU (with three on them, each loop slowed so much that a
+Qwen Code one overran its stall window); the integration tests after them mostly wait
+(on tmux, a stall timer, a server kept down on purpose): with two workers per CPU they
+left the CPUs 30 to 50 % idle for three minutes, with four the CPUs stay busy to the
+last few tests. The whole suite on a 2-core machine: 701-719 s on two workers per CPU,
+663 s on three, 622 s on four.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from xdist.scheduler.loadscope import LoadScopeScheduling
 
 __all__ = [
+    "END_TO_END_WORKERS_PER_CPU",
     "WORKERS_PER_CPU",
     "SuiteScheduling",
     "auto_worker_count",
@@ -38,7 +46,8 @@ __all__ = [
     "unit_of_work",
 ]
 
-WORKERS_PER_CPU = 2
+WORKERS_PER_CPU = 4
+END_TO_END_WORKERS_PER_CPU = 2
 _TESTS = Path(__file__).resolve().parents[1]
 _ROOT = _TESTS.parent
 
@@ -111,12 +120,41 @@ def auto_worker_count(environ: Mapping[str, str], cpus: int) -> int | None:
     return WORKERS_PER_CPU * max(1, cpus)
 
 
+def is_end_to_end(nodeids: Iterable[str]) -> bool:
+    """Whether a unit of work runs real agent CLIs (any of its tests is end to end)."""
+    return any(nodeid.startswith("tests/e2e/") for nodeid in nodeids)
+
+
 class SuiteScheduling(LoadScopeScheduling):
-    """xdist's scope scheduling with the suite's units of work, in collection order."""
+    """xdist's scope scheduling with the suite's units of work, in collection order, on
+    `END_TO_END_WORKERS_PER_CPU` workers per CPU while end-to-end units wait in line."""
 
     def __init__(self, config: object, log: object = None) -> None:
         super().__init__(config, log)  # type: ignore[arg-type]
         self.config.option.loadscopereorder = False
+        cpus = max(1, len(os.sched_getaffinity(0)))
+        self.end_to_end_workers = END_TO_END_WORKERS_PER_CPU * cpus
+        self._waiting: list[Any] = []
 
     def _split_scope(self, nodeid: str) -> str:
         return unit_of_work(nodeid)
+
+    def _assign_work_unit(self, node: Any) -> None:
+        if self.held(node):
+            self._waiting.append(node)  # idle, it holds no test back: it just waits
+            return
+        super()._assign_work_unit(node)
+        if self._waiting and not self._end_to_end_waiting():
+            woken, self._waiting = self._waiting, []
+            for other in dict.fromkeys(woken):  # the last end-to-end unit is out
+                # Two units, as at the start: a worker runs a test once it knows the next.
+                self._reschedule(other)
+                self._reschedule(other)
+
+    def held(self, node: Any) -> bool:
+        """Whether `node` waits: it is beyond the end-to-end phase's workers and
+        end-to-end units still wait in line."""
+        return self.nodes.index(node) >= self.end_to_end_workers and self._end_to_end_waiting()
+
+    def _end_to_end_waiting(self) -> bool:
+        return any(is_end_to_end(nodeids) for nodeids in self.workqueue.values())
