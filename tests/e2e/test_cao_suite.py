@@ -38,7 +38,8 @@ def test_cao_suite_against_baton_serve(tmp_path: Path) -> None:
         if row["outcome"] not in PASSING
     }
     unexpected = {node: why for node, why in not_passing.items() if node not in AWAITING_SERVER}
-    assert not unexpected, f"CAO tests that should pass did not: {unexpected}"
+    screens = "\n".join(result.screens_during(node) for node in unexpected)
+    assert not unexpected, f"CAO tests that should pass did not: {unexpected}\n{screens}"
     now_passing = sorted(set(AWAITING_SERVER) - set(not_passing))
     assert not now_passing, f"these pass now; remove them from AWAITING_SERVER: {now_passing}"
     passed = [node for node, row in result.outcomes.items() if row["outcome"] in PASSING]

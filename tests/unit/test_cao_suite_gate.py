@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 from types import ModuleType
 
@@ -147,3 +148,33 @@ def test_every_deselection_has_a_reason_and_is_in_the_docs() -> None:
     for target in CI_SUBSET:
         name = target.rsplit("/", 1)[1]
         assert f"`{name}`" in section, f"{target} is not listed in docs/server.md"
+
+
+def test_a_failed_cao_test_shows_the_last_screen_of_each_terminal_made_while_it_ran(
+    tmp_path: Path,
+) -> None:
+    from tests.e2e.cao.suite import SuiteResult
+
+    terminals = tmp_path / "terminals"
+    for name, text in (("earlier", b"an earlier test"), ("during", b"\x1b[1mStarting up\x1b[0m")):
+        (terminals / name).mkdir(parents=True)
+        (terminals / name / "pane.log").write_bytes(text)
+    earlier = (terminals / "earlier").stat().st_mtime
+    os.utime(terminals / "earlier", (earlier - 100, earlier - 100))
+    made = (terminals / "during").stat().st_mtime
+    node = "test/e2e/test_handoff.py::TestCodexHandoff::test_handoff_simple_function"
+    result = SuiteResult(
+        outcomes={},
+        deselected={},
+        seconds=1.0,
+        returncode=1,
+        output="",
+        windows={node: [made - 1, made + 1]},
+        terminals_dir=terminals,
+    )
+
+    shown = result.screens_during(node)
+
+    assert "terminal during, last screen:\nStarting up" in shown
+    assert "earlier" not in shown
+    assert "no terminal folders" in result.screens_during("test/e2e/other.py::test_x")

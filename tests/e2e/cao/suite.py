@@ -32,6 +32,8 @@ from tests.e2e.model.brain import Brain
 from tests.e2e.model.openai_responses import codex_environment, openai_model_server
 from tests.support.server import running_baton_server
 
+from baton.server.emulator import PaneEmulator
+
 __all__ = [
     "SUITE_DIR",
     "SUITE_PYTHON",
@@ -62,12 +64,31 @@ class SuiteResult:
     seconds: float
     returncode: int
     output: str = field(repr=False)
+    # When each test ran, and the server's terminal folders (kept after deletion).
+    windows: dict[str, list[float]] = field(default_factory=dict)
+    terminals_dir: Path | None = None
 
     def by_outcome(self, outcome: str) -> list[str]:
         return sorted(node for node, row in self.outcomes.items() if row["outcome"] == outcome)
 
     def counts(self) -> Counter[str]:
         return Counter(row["outcome"] for row in self.outcomes.values())
+
+    def screens_during(self, node: str) -> str:
+        """The last screen of each terminal made while `node` ran: what its CLI showed
+        when the test gave up on it (the server keeps a deleted terminal's pane log)."""
+        window = self.windows.get(node)
+        if window is None or self.terminals_dir is None or not self.terminals_dir.is_dir():
+            return f"{node}: no terminal folders to show"
+        shown = []
+        for folder in sorted(self.terminals_dir.iterdir()):
+            made = _made_at(folder)
+            if made is None or not window[0] <= made <= window[1]:
+                continue
+            pane_log = folder / "pane.log"
+            screen = _last_screen(pane_log) if pane_log.exists() else "(no pane log)"
+            shown.append(f"--- terminal {folder.name}, last screen:\n{screen}")
+        return "\n".join(shown) or f"{node}: no terminal was made while it ran"
 
     def summary(self) -> str:
         """One line per test and per deselection, then the totals and the duration."""
@@ -83,6 +104,21 @@ class SuiteResult:
             f"{len(self.deselected)} deselected, in {self.seconds:.0f} s"
         )
         return "\n".join(lines)
+
+
+def _made_at(folder: Path) -> float | None:
+    """When a terminal was made: its runtime folder last gained an entry (the pane log,
+    at creation; a Codex terminal's folder holds nothing else)."""
+    try:
+        return folder.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _last_screen(pane_log: Path) -> str:
+    emulator = PaneEmulator(200, 50)
+    emulator.feed(pane_log.read_bytes())
+    return "\n".join(line.rstrip() for line in emulator.visible().splitlines()).strip()
 
 
 def missing_suite() -> str | None:
@@ -118,6 +154,8 @@ def run_suite(
                 "PATH": os.pathsep.join([str(SUITE_PYTHON.parent), codex_env["PATH"]]),
                 "HOME": str(home),
                 "BATON_TMUX_SOCKET": str(socket),
+                # CAO's tests delete their terminals: keep their pane logs to show a failure.
+                "BATON_KEEP_TRANSCRIPTS": "1",
             }
             profiles = _builtin_cao_profiles(workdir / "cao-profiles")
             with running_baton_server(workdir, env=server_env, profiles_dir=profiles) as server:
@@ -135,6 +173,7 @@ def run_suite(
                     check=False,
                 )
                 seconds = time.monotonic() - started
+                terminals_dir = server.state_dir / "terminals"
     finally:
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, check=False)
         shutil.rmtree(tmux_dir, ignore_errors=True)
@@ -145,6 +184,8 @@ def run_suite(
         seconds=seconds,
         returncode=completed.returncode,
         output=completed.stdout + completed.stderr,
+        windows=report.get("windows", {}),
+        terminals_dir=terminals_dir,
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -38,6 +39,8 @@ class SuiteRecord:
     def __init__(self) -> None:
         self.outcomes: dict[str, dict[str, str]] = {}
         self.deselected: dict[str, str] = {}
+        # When each test ran (epoch seconds): the terminals made then are its own.
+        self.windows: dict[str, list[float]] = {}
 
     def record(self, report: pytest.TestReport) -> None:
         node = report.nodeid
@@ -53,7 +56,11 @@ class SuiteRecord:
             self.outcomes[node] = {"outcome": outcome, "detail": _first_line(report)}
 
     def write(self, path: Path) -> None:
-        body = {"outcomes": self.outcomes, "deselected": self.deselected}
+        body = {
+            "outcomes": self.outcomes,
+            "deselected": self.deselected,
+            "windows": self.windows,
+        }
         path.write_text(json.dumps(body, indent=2, sort_keys=True), encoding="utf-8")
 
 
@@ -141,6 +148,12 @@ class SuiteGate:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.record.record(report)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.record.windows[nodeid] = [time.time(), time.time()]
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.record.windows.setdefault(nodeid, [time.time(), 0.0])[1] = time.time()
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = os.environ.get("BATON_CAO_SUITE_REPORT")
