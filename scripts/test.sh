@@ -50,8 +50,8 @@ bash scripts/install-test-tools.sh
 .venv/bin/mypy src
 # Collect once with bytecode on, so pytest caches each test module as rewritten for its
 # assertions: with PYTHONDONTWRITEBYTECODE set (as on CI machines), every worker would
-# otherwise rewrite and compile them all itself (5 s of CPU each instead of 2). An error
-# here shows in the run itself.
+# otherwise rewrite and compile them all itself (5 s of CPU each instead of 2). It
+# collects what the run will (the same arguments); an error here shows in the run itself.
 PYTHONDONTWRITEBYTECODE= .venv/bin/python -m pytest --all-tiers --collect-only -q \
-    -p no:cacheprovider >/dev/null 2>&1 || true
+    -p no:cacheprovider "$@" >/dev/null 2>&1 || true
 exec .venv/bin/python -m pytest --all-tiers -n auto --dist loadgroup --durations=15 "$@"
