@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from tests.e2e.cao.suite import SuiteResult
 from tests.e2e.cao.suite_selection import CI_SUBSET, DESELECTED
 from tests.e2e.model.brain import Brain
 from tests.e2e.model.cao_tasks import cao_pause, cao_step
@@ -153,8 +154,6 @@ def test_every_deselection_has_a_reason_and_is_in_the_docs() -> None:
 def test_a_failed_cao_test_shows_the_last_screen_of_each_terminal_made_while_it_ran(
     tmp_path: Path,
 ) -> None:
-    from tests.e2e.cao.suite import SuiteResult
-
     terminals = tmp_path / "terminals"
     for name, text in (("earlier", b"an earlier test"), ("during", b"\x1b[1mStarting up\x1b[0m")):
         (terminals / name).mkdir(parents=True)
