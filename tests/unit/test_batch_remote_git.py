@@ -190,6 +190,28 @@ def test_the_gate_follows_a_state_saved_again_while_it_waits(
     assert released.is_set()
 
 
+def test_a_checkpoint_of_a_project_that_ignores_tmp_holds_the_work_and_the_run(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """Many projects ignore `.tmp/`; the checkpoint takes Baton's files from it all the same,
+    and the project's own files as its ignore rules say."""
+    url, base = remote
+    clone = host_clone(str(url), tmp_path / "a")
+    on_a = tmp_path / "a" / "wt" / "clamp"
+    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    (on_a / ".gitignore").write_text(".tmp/\n*.log\n")
+    _work(on_a)
+    (on_a / "build.log").write_text("ignored\n")
+    (on_a / "pkg" / ".tmp").mkdir()
+    (on_a / "pkg" / ".tmp" / "kept.txt").write_text("not Baton's: ignored as the rules say\n")
+    sha = snapshot(on_a, "checkpoint")
+    files = set(_git(on_a, "ls-tree", "-r", "--name-only", sha).splitlines())
+    assert {"pkg/mod.py", "pkg/new.py", ".gitignore", f".tmp/{STATE}"} <= files
+    assert ".tmp/20260101-000000/001-analyst-prompt.md" in files
+    assert not {"gone.txt", "build.log", f".tmp/{STATE}.lock", f".tmp/{STATE}.ack"} & files
+    assert "pkg/.tmp/kept.txt" not in files
+
+
 def test_a_push_leaves_the_clones_remote_refs_to_the_locked_fetch(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:

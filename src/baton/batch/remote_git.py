@@ -184,12 +184,23 @@ def _git_dir(worktree: Path) -> Path:
 
 
 def snapshot(worktree: Path, message: str) -> str:
-    """A checkpoint commit of the whole work tree on top of HEAD (HEAD itself is not moved)."""
-    index = _git_dir(worktree) / "baton-checkpoint.index"
+    """A checkpoint commit of the whole work tree on top of HEAD (HEAD itself is not moved).
+
+    The commit's index starts as a copy of the worktree's own, whose file stats let `git
+    add` hash only the files changed since git last looked: an index read from HEAD has
+    none, and each checkpoint (one per turn) hashed the whole repository again.
+    """
+    git_dir = _git_dir(worktree)
+    index = git_dir / "baton-checkpoint.index"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
-        git(worktree, "read-tree", "HEAD", env=env)
-        git(worktree, "add", "-A", "--", ".", ":(exclude).tmp", env=env)
+        try:
+            shutil.copyfile(git_dir / "index", index)
+        except OSError:  # no index yet: start from HEAD's tree
+            git(worktree, "read-tree", "HEAD", env=env)
+        # `.tm[p]`, not `.tmp`: git fails an add whose pathspec names an ignored path
+        # outright, so a project that ignores `.tmp/` could never checkpoint.
+        git(worktree, "add", "-A", "--", ".", ":(exclude,glob).tm[p]/**", env=env)
         if (worktree / ".tmp").is_dir():
             git(
                 worktree,
