@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.support.waiting import poll
 
+from baton.batch import remote_job
 from baton.batch.remote_git import (
     CHECKPOINT_TRAILER,
     checkout_feature,
@@ -23,9 +24,12 @@ from baton.batch.remote_git import (
     snapshot,
 )
 from baton.errors import LeaseLost
+from baton.orchestrator import checkpoint_gate
 from baton.orchestrator.checkpoint_gate import (
     GATE_VARIABLE,
+    Doorbell,
     ack_path_for,
+    bell_name,
     wait_for_checkpoint,
     want_path_for,
 )
@@ -249,3 +253,44 @@ def test_a_new_worktree_waits_for_the_fetch_beside_it(
         assert not worktree.exists() and not outcome
     adding.join(timeout=30)
     assert outcome == [None] and (worktree / ".git").exists()
+
+
+def test_the_loop_and_the_job_wake_each_other_by_their_doorbells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither side waits for a timer: the loop's ring starts the checkpoint, the job's
+    ring lets the loop go on (each side's timer is set to a minute here)."""
+    monkeypatch.setattr(checkpoint_gate, "_RECHECK_SECONDS", 60.0)
+    monkeypatch.setattr(remote_job, "_WANT_RECHECK_SECONDS", 60.0)
+    state = tmp_path / STATE
+    state.write_text('{"version": 1}')
+    monkeypatch.setenv(GATE_VARIABLE, str(state))
+    ticks: list[str] = []
+
+    def tick() -> None:  # the job's checkpoint: push what is wanted, acknowledge, ring
+        wanted = want_path_for(state).read_text() if want_path_for(state).exists() else ""
+        if wanted and wanted not in ticks:
+            ticks.append(wanted)
+            ack_path_for(state).write_text(wanted)
+            Doorbell.ring(bell_name(state, "ack"))
+
+    with remote_job._CheckpointWatcher(tick, state):
+        loop = threading.Thread(target=wait_for_checkpoint, args=(RunLog(), 30))
+        loop.start()
+        loop.join(timeout=20)
+        assert not loop.is_alive()
+        assert ticks == [hashlib.sha256(b'{"version": 1}').hexdigest()]
+
+
+def test_a_job_whose_doorbell_is_taken_still_takes_each_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(remote_job, "_WANT_RECHECK_SECONDS", 60.0)
+    state = tmp_path / STATE
+    ticked = threading.Event()
+    with (
+        Doorbell.listening(bell_name(state, "want")) as squatter,
+        remote_job._CheckpointWatcher(ticked.set, state),
+    ):
+        assert squatter is not None
+        assert ticked.wait(20)  # on its short timer, rung or not

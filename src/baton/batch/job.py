@@ -184,14 +184,13 @@ def run_local(
     on_progress: Callable[[Progress], None] | None,
     should_stop: Callable[[], bool] | None,
     *,
-    on_tick: Callable[[], None] | None = None,
     poll_seconds: float = _PROGRESS_SECONDS,
     launcher: LoopLauncher | None = None,
 ) -> tuple[FeatureOutcome, bool]:
     """The outcome, and whether the loop's session is to be closed now.
 
-    While the loop runs, `on_tick` and `should_stop` are called every `poll_seconds`,
-    `on_progress` about once a second.
+    While the loop runs, `should_stop` is called every `poll_seconds`, `on_progress` about
+    once a second.
     """
     try:
         ensure_worktree(Path(job.repo_root), Path(job.worktree), job.branch, job.base)
@@ -207,7 +206,7 @@ def run_local(
         return FeatureOutcome("error", None, str(error), read_progress(job.state_file)), False
     stop = should_stop or (lambda: False)
     process = (launcher or SubprocessLauncher()).launch
-    outcome = _drive(job, (command, env, process), (on_progress, on_tick), stop, poll_seconds)
+    outcome = _drive(job, (command, env, process), on_progress, stop, poll_seconds)
     return outcome, not job.keep_agents and outcome.status != "stopped"
 
 
@@ -263,12 +262,11 @@ Launch = Callable[[Sequence[str], Mapping[str, str], str, BinaryIO], LoopProcess
 def _drive(
     job: FeatureJob,
     start: tuple[list[str], dict[str, str], Launch],
-    hooks: tuple[Callable[[Progress], None] | None, Callable[[], None] | None],
+    on_progress: Callable[[Progress], None] | None,
     should_stop: Callable[[], bool],
     poll_seconds: float,
 ) -> FeatureOutcome:
     command, env, launch = start
-    on_progress, on_tick = hooks
     stopped = False
     started = time.monotonic()
     reported = started
@@ -282,9 +280,10 @@ def _drive(
                 break
             except subprocess.TimeoutExpired:
                 pass
-            if on_tick is not None:
-                on_tick()
-            due = on_tick is None or time.monotonic() - reported >= _PROGRESS_SECONDS
+            due = (
+                poll_seconds >= _PROGRESS_SECONDS
+                or time.monotonic() - reported >= _PROGRESS_SECONDS
+            )
             if on_progress is not None and due:
                 reported = time.monotonic()
                 on_progress(read_progress(job.state_file))

@@ -20,6 +20,7 @@ import hashlib
 import json
 import shutil
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +43,9 @@ from baton.batch.worktrees import git
 from baton.errors import BatonError, GitCommitError, LeaseBusy, LeaseLost, StateFileError
 from baton.orchestrator.checkpoint_gate import (
     GATE_VARIABLE,
+    Doorbell,
     ack_path_for,
+    bell_name,
     state_digest,
     want_path_for,
     write_digest,
@@ -54,7 +57,9 @@ __all__ = ["LEASE_BUSY", "LOST_LEASE", "run_on_host", "stored_outcome"]
 LOST_LEASE = "lost-lease"
 LEASE_BUSY = "lease-busy"
 _FINAL = (FinalStatus.PASS.value, FinalStatus.FAIL.value)
-_TICK_SECONDS = 0.05  # how soon a checkpoint the loop waits for is taken
+_STOP_CHECK_SECONDS = 0.25  # how often the job asks whether to stop its loop
+_WANT_POLL_SECONDS = 0.05  # how often a job without its doorbell looks for a checkpoint wanted
+_WANT_RECHECK_SECONDS = 1.0  # ... and one with it, in case a ring was lost
 
 Closer = Callable[[], None]
 
@@ -176,13 +181,13 @@ class _HostRun:
         self._write_place(api)
         gate = {"API": api, GATE_VARIABLE: str(self.local.state_file)}
         self.local = dataclasses.replace(self.local, env={**self.job.env, **gate})
-        outcome, closing = run_local(
-            self.local,
-            on_progress,
-            lambda: bool(self.lost) or should_stop(),
-            on_tick=self._tick,
-            poll_seconds=_TICK_SECONDS,
-        )
+        with _CheckpointWatcher(self._tick, self.local.state_file):
+            outcome, closing = run_local(
+                self.local,
+                on_progress,
+                lambda: bool(self.lost) or should_stop(),
+                poll_seconds=_STOP_CHECK_SECONDS,
+            )
         closer = functools.partial(close_session, self.local)
         if self.lost is None:
             outcome = self._finish(outcome)
@@ -205,7 +210,9 @@ class _HostRun:
             write_json_atomic(place_path(self.store, self.job.name), document)
 
     def _tick(self) -> None:
-        """The loop asks for a checkpoint before its next prompt: push, then let it go on."""
+        """The loop asks for a checkpoint before its next prompt: push, then let it go on.
+
+        Called on the watcher's thread only, until the loop has exited."""
         if self.lost is not None:
             return
         state_file = self.local.state_file
@@ -225,6 +232,7 @@ class _HostRun:
             if state_digest(state_file) == before:
                 write_digest(ack_path_for(state_file), before)
                 self.acked = before
+            Doorbell.ring(bell_name(state_file, "ack"))  # acknowledged, or asked again
         except LeaseLost as error:
             self._lose(str(error))
         except (BatonError, OSError):
@@ -286,3 +294,41 @@ class _HostRun:
         """A newer holder on this very host (same work root) uses the same agents."""
         current = current_lease(self.store, self.job.name)
         return current is not None and current.where == str(self.work_root)
+
+
+class _CheckpointWatcher:
+    """A thread that takes each checkpoint the loop asks for, the moment it rings.
+
+    While the block runs, `tick` is called whenever the loop rings this state file's
+    `want` bell (and now and then besides); on leaving, the thread is stopped and joined,
+    so the job's final checkpoint never runs beside one of its own.
+    """
+
+    def __init__(self, tick: Callable[[], None], state_file: Path) -> None:
+        self._tick = tick
+        self._name = bell_name(state_file, "want")
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="checkpoint-watch", daemon=True)
+        self._bell: Doorbell | None = None
+
+    def __enter__(self) -> _CheckpointWatcher:
+        with contextlib.suppress(OSError):  # taken: look on a timer instead
+            self._bell = Doorbell(self._name)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stopped.set()
+        Doorbell.ring(self._name)
+        self._thread.join()
+        if self._bell is not None:
+            self._bell.close()
+
+    def _watch(self) -> None:
+        while not self._stopped.is_set():
+            if self._bell is None:
+                self._stopped.wait(_WANT_POLL_SECONDS)
+            else:
+                self._bell.wait(_WANT_RECHECK_SECONDS)
+            if not self._stopped.is_set():
+                self._tick()

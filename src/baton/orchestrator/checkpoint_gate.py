@@ -10,20 +10,32 @@ state saved again meanwhile is asked for, and acknowledged, in its place). So th
 one checkpoint per turn, taken while the loop stands still. Without the variable
 nothing waits. A job that does not answer within a while (its remote unreachable) only
 delays the turn, with a warning.
+
+The files are the truth; a `Doorbell` on each side says "look now": the loop rings the
+job's as it asks, the job rings the loop's once it has pushed, so a checkpoint starts and
+is seen the moment it can, not on the next tick of a timer. A bell lost, or one that
+could not be had, only leaves that side looking on a short timer instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import select
+import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 
 from baton.orchestrator.runlog import RunLog
 
 __all__ = [
     "GATE_VARIABLE",
+    "Doorbell",
     "ack_path_for",
+    "bell_name",
     "state_digest",
     "wait_for_checkpoint",
     "want_path_for",
@@ -32,7 +44,8 @@ __all__ = [
 
 GATE_VARIABLE = "BATON_CHECKPOINT_GATE"
 _WAIT_SECONDS = 120.0
-_PAUSE_SECONDS = 0.02
+_PAUSE_SECONDS = 0.02  # how often a loop without its bell looks for the acknowledgement
+_RECHECK_SECONDS = 0.05  # how often a loop with its bell looks at its own state meanwhile
 
 
 def ack_path_for(state_path: Path) -> Path:
@@ -71,24 +84,95 @@ def wait_for_checkpoint(log: RunLog, wait_seconds: float = _WAIT_SECONDS) -> Non
     ack, want = ack_path_for(state_path), want_path_for(state_path)
     asked = ""
     deadline = time.monotonic() + wait_seconds
-    while True:
-        try:
-            current = state_digest(state_path)
-        except OSError:
-            return
-        if _read(ack) == current:
-            return  # this very state is pushed already
-        if current != asked:
+    with Doorbell.listening(bell_name(state_path, "ack")) as bell:
+        while True:
             try:
-                write_digest(want, current)
-            except OSError as error:
-                log.warning(f"cannot ask for a checkpoint of {state_path}: {error}; going on")
+                current = state_digest(state_path)
+            except OSError:
                 return
-            asked = current
-        if time.monotonic() > deadline:
-            log.warning(f"no checkpoint of {state_path} within {wait_seconds:.0f}s; going on")
+            if _read(ack) == current:
+                return  # this very state is pushed already
+            if current != asked:
+                try:
+                    write_digest(want, current)
+                except OSError as error:
+                    log.warning(f"cannot ask for a checkpoint of {state_path}: {error}; going on")
+                    return
+                asked = current
+                Doorbell.ring(bell_name(state_path, "want"))
+            if time.monotonic() > deadline:
+                log.warning(f"no checkpoint of {state_path} within {wait_seconds:.0f}s; going on")
+                return
+            if bell is None:
+                time.sleep(_PAUSE_SECONDS)
+            else:
+                bell.wait(_RECHECK_SECONDS)
+
+
+def bell_name(state_path: Path, side: Literal["want", "ack"]) -> str:
+    """The doorbell of one side of one state file's gate (the job's `want`, the loop's `ack`)."""
+    digest = hashlib.sha256(str(Path(state_path).resolve()).encode()).hexdigest()[:32]
+    return f"baton-gate-{digest}-{side}"
+
+
+class Doorbell:
+    """A wake-up across processes of one host: a datagram to an abstract Unix socket.
+
+    Abstract names live in the kernel, not on disk (nothing to clean up, nothing in a
+    checkpoint). A ring carries no data, so anyone able to ring can only make the other
+    side look at the files a moment early.
+    """
+
+    def __init__(self, name: str) -> None:
+        """Listen on `name` (OSError when another process listens there already)."""
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            self._socket.bind(_address(name))
+        except OSError:
+            self._socket.close()
+            raise
+        self._socket.setblocking(False)
+
+    @classmethod
+    @contextlib.contextmanager
+    def listening(cls, name: str) -> Iterator[Doorbell | None]:
+        """The bell while the block runs; None when it cannot be had (then poll)."""
+        try:
+            bell = cls(name)
+        except OSError:
+            yield None
             return
-        time.sleep(_PAUSE_SECONDS)
+        try:
+            yield bell
+        finally:
+            bell.close()
+
+    def wait(self, timeout: float) -> bool:
+        """Whether it rang within `timeout` seconds (every ring so far is taken)."""
+        ready, _, _ = select.select([self._socket], [], [], timeout)
+        rang = False
+        with contextlib.suppress(BlockingIOError, InterruptedError):
+            while True:
+                self._socket.recv(16)
+                rang = True
+        return rang or bool(ready)
+
+    def close(self) -> None:
+        self._socket.close()
+
+    @staticmethod
+    def ring(name: str) -> None:
+        """Ring `name`'s bell; nothing when nobody listens (or its queue is full of rings)."""
+        with (
+            socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender,
+            contextlib.suppress(OSError),
+        ):
+            sender.setblocking(False)
+            sender.sendto(b"!", _address(name))
+
+
+def _address(name: str) -> bytes:
+    return b"\0" + name.encode()
 
 
 def _read(path: Path) -> str:
