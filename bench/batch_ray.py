@@ -138,15 +138,14 @@ def part_kill(
             now: dict[str, int] = {}
             for proc in Path("/proc").iterdir():
                 try:
-                    argv = (proc / "cmdline").read_bytes().split(b"\0")
+                    is_loop = _is_loop(proc)
                     parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
                     cwd = os.readlink(proc / "cwd")
-                    parent_argv = Path(f"/proc/{parent}/cmdline").read_bytes().split(b"\0")
+                    parent_is_loop = _is_loop(Path(f"/proc/{parent}"))
                 except (OSError, IndexError, ValueError):
                     continue
-                loop = [b"-m", b"baton", b"run"]
                 # A `baton run`'s own child between fork and exec is not a second driver.
-                if argv[1:4] == loop and parent_argv[1:4] != loop and cwd.startswith(str(hosts)):
+                if is_loop and not parent_is_loop and cwd.startswith(str(hosts)):
                     now[Path(cwd).name] = now.get(Path(cwd).name, 0) + 1
             for cwd, n in now.items():
                 most[cwd] = max(most.get(cwd, 0), n)
@@ -183,6 +182,14 @@ def part_kill(
         f = features[name]
         print(f"  {name}: {f['status']} on {f['host']}; re-done turns: {_redone(hosts, name)}")
     print(f"  most `baton run`s driving one feature at once: {max(most.values(), default=0)}")
+
+
+def _is_loop(proc: Path) -> bool:
+    """A `baton run`: started as a program, or forked by a fork server (named so)."""
+    argv = (proc / "cmdline").read_bytes().split(b"\0")
+    return argv[1:4] == [b"-m", b"baton", b"run"] or (
+        (proc / "comm").read_text().strip() == "baton run"
+    )
 
 
 def _sent_here(worktree: Path) -> set[str]:

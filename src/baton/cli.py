@@ -360,18 +360,24 @@ def _add_batch_group() -> None:
 
 
 @cli.command("fork-server", hidden=True)
-@click.argument("descriptor", type=int)
-def fork_server(descriptor: int) -> None:
-    """A batch's fork server (internal): each loop a fork of this command line, imported."""
+@click.argument("descriptor", type=int, required=False)
+@click.option("--listen", type=click.Path(path_type=Path), help="a host's: this socket")
+def fork_server(descriptor: int | None, listen: Path | None) -> None:
+    """A batch's or a host's fork server (internal): each loop a fork of this, imported."""
     # Everything `baton run` imports, once, here: what each forked loop no longer does.
     import baton.hints
     import baton.orchestrator.loop
     import baton.orchestrator.request
     import baton.private  # noqa: F401
-    from baton.batch.forkserver import load_http_client, serve
+    from baton.batch.forkserver_serve import load_http_client, serve, serve_host
 
     load_http_client()
-    serve(descriptor, main)
+    if listen is not None:
+        serve_host(listen, main)
+    elif descriptor is not None:
+        serve(descriptor, main)
+    else:
+        raise click.UsageError("give the control socket's descriptor or --listen PATH")
 
 
 _add_batch_group()

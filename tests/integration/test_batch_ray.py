@@ -151,8 +151,9 @@ def _not_loopback(lines: list[str]) -> list[str]:
 class LoopCounter:
     """Samples, in a thread, how many `baton run` processes drive each feature at once.
 
-    Only worktrees under `root`; a `baton run`'s own child between fork and exec (same
-    command line, same directory) is not a second driver.
+    Only worktrees under `root`; a `baton run` started as a program or forked by a fork
+    server (named `baton run`); its own child between fork and exec (same name, same
+    directory) is not a second driver.
     """
 
     def __init__(self, root: Path) -> None:
@@ -175,7 +176,8 @@ class LoopCounter:
         for proc in Path("/proc").iterdir():
             try:
                 argv = (proc / "cmdline").read_bytes().split(b"\0")
-                if argv[1:4] != [b"-m", b"baton", b"run"]:
+                forked = (proc / "comm").read_text().strip() == "baton run"  # a fork server's
+                if argv[1:4] != [b"-m", b"baton", b"run"] and not forked:
                     continue
                 cwd = os.readlink(proc / "cwd")
                 parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])

@@ -1,4 +1,4 @@
-"""A fork server for a batch's `baton run`s: Baton imported once, each loop a fork of it.
+"""A fork server for `baton run`s: Baton imported once, each loop a fork of it.
 
 A `baton run` spent most of its CPU in a batch importing Baton, httpx, pydantic and click
 before it sent anything. `ForkServer` starts one process (`python -m baton fork-server
@@ -10,56 +10,46 @@ given environment, `sys.argv` as `-m baton` sets it, and `baton.cli.main` run to
 code. The server reaps each child through its pidfd and sends the exit code on that
 child's socket, so `ForkedLoop.wait` reads it as `Popen.wait` would.
 
-The server holds no threads (forking a threaded process is unsafe) and exits when its
-control socket closes: its batch ended or died. Its children then get SIGTERM (they stop
-between turns, state saved), as a subprocess of a killed batch does.
+A batch's server exits when its control socket closes: its batch ended or died. A loop
+whose launcher dies, and every loop of a server that dies, gets SIGTERM (it stops between
+turns, state saved), as a subprocess of a killed batch does. A host's server, shared by
+the feature jobs of a host, is `ForkServer.connected` to (`baton.batch.host_forks`). The
+server's side is `baton.batch.forkserver_serve`.
 """
 
 from __future__ import annotations
 
 import array
 import contextlib
-import gc
 import json
 import os
-import random
 import select
-import selectors
 import signal
 import socket
 import subprocess
 import sys
 import threading
-import traceback
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, BinaryIO
-
-import httpx
+from collections.abc import Mapping, Sequence
+from typing import BinaryIO
 
 from baton.batch.launch import (
     LoopProcess,
     SubprocessLauncher,
     die_with_parent,
-    name_process,
 )
-from baton.tls import tls_verify_for
 
-__all__ = ["ForkServer", "ForkedLoop", "load_http_client"]
+__all__ = ["READY", "ForkServer", "ForkedLoop", "recv_fds"]
 
-_READY = b"ready"
+READY = b"ready"
 _MAX_MESSAGE = 4 * 1024 * 1024  # a request: command line and environment, as JSON
 _READY_SECONDS = 60.0
-_NAME = "baton run"  # the child's name in `ps -o comm`; its command line is the server's
-_MAX_FD = 1 << 16
-_LOCAL_HOST = "127.0.0.1"
-_LOCAL_URL = f"http://{_LOCAL_HOST}/"
 
 
 def _send_fds(sock: socket.socket, data: bytes, fds: Sequence[int]) -> None:
     sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
 
 
-def _recv_fds(sock: socket.socket, count: int) -> tuple[bytes, list[int]]:
+def recv_fds(sock: socket.socket, count: int) -> tuple[bytes, list[int]]:
     fds = array.array("i")
     data, ancillary, _flags, _address = sock.recvmsg(
         _MAX_MESSAGE, socket.CMSG_LEN(count * fds.itemsize)
@@ -152,6 +142,14 @@ class ForkServer:
         self._lock = threading.Lock()
         self._fallback = SubprocessLauncher()
 
+    @classmethod
+    def connected(cls, control: socket.socket | None) -> ForkServer:
+        """A client of a server already running (a host's, `baton.batch.host_forks`), over
+        `control`; None: every launch starts a program."""
+        made = cls()
+        made._control = control
+        return made
+
     def start(self) -> ForkServer:
         mine, theirs = _seqpacket_pair()
         self._process = subprocess.Popen(
@@ -172,7 +170,8 @@ class ForkServer:
         self.close()
 
     def close(self) -> None:
-        """The server exits (loops still running get SIGTERM, as after a killed batch)."""
+        """A server this started exits (loops still running get SIGTERM, as after a killed
+        batch); a host's server goes on, and each loop with it while its launcher lives."""
         with self._lock:
             if self._control is not None:
                 self._control.close()
@@ -223,7 +222,7 @@ class ForkServer:
             raise OSError("the fork server is not running")
         if not self._ready:
             ready, _, _ = select.select([self._control], [], [], _READY_SECONDS)
-            if not ready or self._control.recv(64) != _READY:
+            if not ready or self._control.recv(64) != READY:
                 self._control.close()
                 self._control = None
                 raise OSError("the fork server did not start")
@@ -233,113 +232,3 @@ class ForkServer:
 
 def _on_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
-
-
-# -- the server's side ------------------------------------------------------------------------
-
-
-def load_http_client() -> None:
-    """Load what httpx loads only at its first client and first connection (httpcore, h11,
-    the host-name codec): about 30 ms each forked loop would otherwise spend."""
-    with httpx.Client(verify=tls_verify_for(_LOCAL_URL)) as client:
-        client.build_request("GET", _LOCAL_URL)
-    _LOCAL_HOST.encode("idna")
-
-
-def _become_the_loop(request: dict[str, Any], log_fd: int) -> None:
-    """In the forked child: what `python -m baton ARGS` with this env and cwd starts as."""
-    os.setsid()
-    die_with_parent()
-    name_process(_NAME)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
-    os.closerange(3, _MAX_FD)  # the server's sockets and every sibling's channel
-    os.chdir(str(request["cwd"]))
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in dict(request["env"]).items()})
-    random.seed()  # not the sequence every sibling inherited
-    # The server runs as `python -m baton`: argv[0] and __main__ are already what that
-    # sets, so only the arguments change.
-    sys.argv = [sys.argv[0], *(str(a) for a in request["args"])]
-
-
-def _run_the_loop(run_cli: Callable[[], None]) -> int:
-    """The command line's entry point to its end, as the interpreter would exit from it."""
-    try:
-        run_cli()
-    except SystemExit as ended:
-        if ended.code is None or isinstance(ended.code, int):
-            return int(ended.code or 0)
-        print(ended.code, file=sys.stderr)
-        return 1
-    except BaseException:
-        traceback.print_exc()
-        return 1
-    return 0
-
-
-def _fork(request: dict[str, Any], log_fd: int, run_cli: Callable[[], None]) -> int:
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            _become_the_loop(request, log_fd)
-            code = _run_the_loop(run_cli)
-        finally:
-            with contextlib.suppress(BaseException):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(code)
-    return pid
-
-
-def serve(descriptor: int, run_cli: Callable[[], None]) -> None:
-    """Fork `run_cli` (the command line, imported with all it needs) per request.
-
-    The server is `python -m baton fork-server FD`: by the time this runs, Baton and its
-    libraries are imported. It says ready, then forks a loop per request until its
-    control socket (FD) closes.
-    """
-    control = socket.socket(fileno=descriptor)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the batch stops its loops in order
-    # What is imported by now is never garbage: no loop's collector walks it (or copies
-    # its pages by touching it).
-    gc.freeze()
-    control.send(_READY)
-    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, its channel)
-    with selectors.DefaultSelector() as selector:
-        selector.register(control, selectors.EVENT_READ, None)
-        while True:
-            for key, _events in selector.select():
-                if key.data is None:
-                    try:
-                        data, fds = _recv_fds(control, 2)
-                    except ConnectionResetError:  # closed with our "ready" unread
-                        data, fds = b"", []
-                    if not data:
-                        return  # the batch is gone: exit, and the children get SIGTERM
-                    channel, log_fd = socket.socket(fileno=fds[0]), fds[1]
-                    try:
-                        pid = _fork(json.loads(data), log_fd, run_cli)
-                    finally:
-                        os.close(log_fd)
-                    pidfd = os.pidfd_open(pid)
-                    children[pidfd] = (pid, channel)
-                    selector.register(pidfd, selectors.EVENT_READ, pid)
-                    with contextlib.suppress(OSError):
-                        channel.send(f"pid {pid}".encode())
-                else:
-                    pidfd = key.fd
-                    pid, channel = children.pop(pidfd)
-                    selector.unregister(pidfd)
-                    os.close(pidfd)
-                    _, status = os.waitpid(pid, 0)
-                    with contextlib.suppress(OSError):
-                        channel.send(f"exit {os.waitstatus_to_exitcode(status)}".encode())
-                    channel.close()

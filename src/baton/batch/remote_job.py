@@ -4,11 +4,12 @@
 the feature's lease (waiting out a dead holder's), fetches the remote into the host's
 clone, restores the worktree from the branch's last checkpoint (or starts it from the
 base), points the loop at this host's `baton serve` and runs `baton run` as a local job
-would. Each time the loop's position changes (a turn sent or answered, a step or phase
-reached) the work tree is checkpointed and pushed, fenced by the lease. On PASS/FAIL the
-branch gets its real HEAD (the PASS commit, or the base for a FAIL), the run's evidence
-and outcome go to the store, and the lease is released. A holder that loses its lease
-stops its loop between turns (state saved) and reports `lost-lease`.
+would (forked from the host's fork server). Each time the loop's position changes (a turn
+sent or answered, a step or phase reached) the work tree is checkpointed and pushed,
+fenced by the lease. On PASS/FAIL the branch gets its real HEAD (the PASS commit, or the
+base for a FAIL), the run's evidence and outcome go to the store, and the lease is
+released. A holder that loses its lease stops its loop between turns (state saved) and
+reports `lost-lease`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from baton.batch.host_forks import host_fork_server
 from baton.batch.host_server import ensure_host_server
 from baton.batch.job import (
     DEFAULT_STATE_FILE_NAME,
@@ -181,13 +183,18 @@ class _HostRun:
         self._write_place(api)
         gate = {"API": api, GATE_VARIABLE: str(self.local.state_file)}
         self.local = dataclasses.replace(self.local, env={**self.job.env, **gate})
-        with _CheckpointWatcher(self._tick, self.local.state_file):
-            outcome, closing = run_local(
-                self.local,
-                on_progress,
-                lambda: bool(self.lost) or should_stop(),
-                poll_seconds=_STOP_CHECK_SECONDS,
-            )
+        launcher = host_fork_server(self.work_root)
+        try:
+            with _CheckpointWatcher(self._tick, self.local.state_file):
+                outcome, closing = run_local(
+                    self.local,
+                    on_progress,
+                    lambda: bool(self.lost) or should_stop(),
+                    poll_seconds=_STOP_CHECK_SECONDS,
+                    launcher=launcher,
+                )
+        finally:
+            launcher.close()
         closer = functools.partial(close_session, self.local)
         if self.lost is None:
             outcome = self._finish(outcome)
