@@ -269,7 +269,7 @@ def part_board(calls: int = 3000) -> None:
     """What one running job's "should I stop?" costs the board (asked twice a second)."""
     import ray
 
-    from baton.batch.backends.ray_board import Board
+    from baton.batch.ray_task import Board
 
     class CountedBoard(Board):
         def pid(self) -> int:

@@ -129,7 +129,7 @@ def test_a_loop_on_another_machine_says_how_to_reach_it() -> None:
 
 
 def test_a_ray_job_asks_the_board_to_stop_at_most_twice_a_second() -> None:
-    from baton.batch.backends.ray_backend import StopQuestion
+    from baton.batch.ray_task import StopQuestion
 
     now = [100.0]
     answers = iter([False, False, True])

@@ -29,8 +29,7 @@ from baton.batch.launch import LoopLauncher, LoopProcess, SubprocessLauncher
 from baton.batch.leftover_loop import forget_loop, record_loop, wait_for_previous_driver
 from baton.batch.worktrees import ensure_worktree
 from baton.errors import BatonError, StateFileError
-from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
-from baton.orchestrator.state import FinalStatus, read_state_json
+from baton.orchestrator.state import DEFAULT_STATE_FILE_NAME, FinalStatus, read_state_json
 from baton.tls import tls_verify_for
 
 __all__ = [

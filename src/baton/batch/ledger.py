@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import StateFileError
-from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
-from baton.orchestrator.state import write_json_atomic
+from baton.orchestrator.state import DEFAULT_STATE_FILE_NAME, write_json_atomic
 
 if TYPE_CHECKING:
     from baton.batch.backlog import Backlog

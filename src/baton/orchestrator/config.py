@@ -79,6 +79,7 @@ from baton.orchestrator.config_keys import (
     read_prompt_file,
 )
 from baton.orchestrator.prompts import PromptParts, parse_prompt
+from baton.orchestrator.state import DEFAULT_STATE_FILE_NAME
 from baton.orchestrator.usage import DEFAULT_PRICES, Price
 from baton.roles import ROLE_BY_TERMINAL
 
@@ -90,7 +91,6 @@ __all__ = [
     "Settings",
 ]
 
-DEFAULT_STATE_FILE_NAME = "codex-3agents-loop-state.json"
 START_AGENTS = ("analyst", "programmer", "tester")
 _NTFY_TOPIC = re.compile(r"[-_A-Za-z0-9]{1,64}")
 _HTTP_URL = "expected an http:// or https:// URL"

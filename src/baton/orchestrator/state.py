@@ -28,6 +28,7 @@ from baton.private import new_private_dirs
 from baton.roles import ROLES
 
 __all__ = [
+    "DEFAULT_STATE_FILE_NAME",
     "FINAL_STATUSES",
     "NO_FEEDBACK",
     "OUTPUT_KEYS",
@@ -46,6 +47,8 @@ __all__ = [
     "should_auto_resume",
     "write_json_atomic",
 ]
+
+DEFAULT_STATE_FILE_NAME = "codex-3agents-loop-state.json"  # in WD/.tmp unless STATE_FILE says
 
 STATE_VERSION = 1
 

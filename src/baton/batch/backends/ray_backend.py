@@ -1,9 +1,10 @@
 """RayBackend: each feature job a Ray task on a host with a free `baton_slot`.
 
-The task runs `run_feature_job` unchanged; whatever the job does on its host (its
-worktree, its loop, its checkpoints) is the job's. A task lost with its node or its
-worker is retried by Ray (`max_retries`) on another node, where the job resumes from
-its state. Progress, hosts and stop requests go through one small actor (`ray_board`).
+The task (`baton.batch.ray_task`) runs `run_feature_job` unchanged; whatever the job does
+on its host (its worktree, its loop, its checkpoints) is the job's. A task lost with its
+node or its worker is retried by Ray (`max_retries`) on another node, where the job
+resumes from its state. Progress, hosts and stop requests go through one small actor
+(`ray_task.Board`).
 Imported only when Ray is installed (`pip install 'baton[ray]'`).
 """
 
@@ -11,103 +12,25 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError, RayError
+from ray.exceptions import RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from baton.batch.backends.base import JobHandle, RayBackendConfig
-from baton.batch.backends.ray_board import Board, Entry
-from baton.batch.job import FeatureJob, FeatureOutcome, Progress, read_progress, run_feature_job
+from baton.batch.job import FeatureJob, FeatureOutcome, Progress, read_progress
+from baton.batch.ray_task import Board, Entry, feature_task
 from baton.errors import ConfigError
 
-__all__ = ["SLOT", "RayBackend", "RayHandle", "StopQuestion", "connect"]
+__all__ = ["SLOT", "RayBackend", "RayHandle", "connect"]
 
 SLOT = "baton_slot"
 _POLL_SECONDS = 0.5
 _CLOSE_SECONDS = 120.0
 _ASK_SECONDS = 10.0
-_STOP_ASK_SECONDS = 0.5  # how often a running job asks the board whether to stop
-
-
-def host_label() -> str:
-    """This host's name and its Ray node (several nodes can share one machine)."""
-    node = ray.get_runtime_context().get_node_id()
-    return f"{socket.gethostname()}/{node[:8]}"
-
-
-class StopQuestion:
-    """Whether to stop, asked of `ask` at most once per `interval` seconds; yes stays yes.
-
-    The job's loop checks every tick (50 ms: a checkpoint waits on it), and each answer
-    from the board is a call to another worker: asked every tick, six jobs kept the
-    board's worker and their own busy with a hundred calls a second.
-    """
-
-    def __init__(
-        self,
-        ask: Callable[[], bool],
-        interval: float = _STOP_ASK_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._ask = ask
-        self._interval = interval
-        self._clock = clock
-        self._asked_at: float | None = None
-        self._answer = False
-
-    def __call__(self) -> bool:
-        now = self._clock()
-        if self._answer or (self._asked_at is not None and now - self._asked_at < self._interval):
-            return self._answer
-        self._asked_at = now
-        self._answer = self._ask()
-        return self._answer
-
-
-def _feature_task(job: FeatureJob, board: Any, key: str) -> FeatureOutcome:
-    """On a worker: run the job, reporting to the board; never raises for the job's sake."""
-    try:
-        attempt = int(ray.get(board.started.remote(key, host_label()), timeout=_ASK_SECONDS))
-    except RayError:
-        attempt = 0
-
-    def ask_board() -> bool:
-        try:
-            return bool(ray.get(board.should_stop.remote(key), timeout=_ASK_SECONDS))
-        except RayActorError:  # the driver is gone: stop between turns, state saved
-            return True
-        except (GetTimeoutError, RayError):
-            return False
-
-    should_stop = StopQuestion(ask_board)
-
-    def on_progress(progress: Progress) -> None:
-        board.progress.remote(key, progress, attempt)
-
-    def on_outcome(outcome: FeatureOutcome) -> None:
-        with contextlib.suppress(RayError):
-            ray.get(board.outcome.remote(key, outcome, attempt), timeout=_ASK_SECONDS)
-
-    if should_stop():  # cancelled or stopped while it waited for a slot: do not start
-        outcome = FeatureOutcome(
-            "stopped", None, "stopped before it started", read_progress(job.state_file)
-        )
-        on_outcome(outcome)
-        return outcome
-    try:
-        return run_feature_job(job, on_progress, should_stop, on_outcome)
-    except Exception as error:  # a bug in a job must not be retried as a lost node
-        outcome = FeatureOutcome(
-            "error", None, f"{type(error).__name__}: {error}", read_progress(job.state_file)
-        )
-        on_outcome(outcome)
-        return outcome
 
 
 def connect(config: RayBackendConfig) -> bool:
@@ -186,7 +109,7 @@ class RayBackend:
         pinned = NodeAffinitySchedulingStrategy(node_id=here, soft=False)
         actor: Any = ray.remote(Board)
         self._board: Any = actor.options(num_cpus=0, scheduling_strategy=pinned).remote()
-        self._task = ray.remote(_feature_task).options(
+        self._task = ray.remote(feature_task).options(
             num_cpus=0,
             resources={SLOT: 1},
             max_retries=self.config.max_retries,

@@ -1,4 +1,4 @@
-"""Whether a host's server still runs: it is no child of the process that asks."""
+"""Whether a host's daemon still runs: it is no child of the process that asks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.support.waiting import wait_until
 
-from baton.batch.host_server import _alive
+from baton.batch.host_process import alive
 
 
 def _state(pid: int) -> str:
@@ -20,11 +20,11 @@ def test_a_running_process_is_alive_and_an_ended_unreaped_one_is_not() -> None:
     running = subprocess.Popen(["sleep", "30"])
     ended = subprocess.Popen(["true"])
     try:
-        assert _alive(running.pid)
+        assert alive(running.pid)
         wait_until(lambda: _state(ended.pid) == "Z")  # ended, not reaped yet
-        assert not _alive(ended.pid)
+        assert not alive(ended.pid)
     finally:
         running.kill()
         running.wait()
         ended.wait()
-    assert not _alive(ended.pid)  # reaped: gone
+    assert not alive(ended.pid)  # reaped: gone
