@@ -5,6 +5,7 @@ Real processes: the server, and each loop it forks, run `python -m baton` for re
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 from tests.support.waiting import wait_until
 
-from baton.batch.forkserver import ForkedLoop, ForkServer
+from baton.batch.forkserver import READY, ForkedLoop, ForkServer, _send_fds
+from baton.batch.forkserver_serve import _Forker
 from baton.batch.launch import SubprocessLauncher
 from baton.orchestrator.config import DEFAULT_STATE_FILE_NAME
 
@@ -142,3 +144,38 @@ def test_a_server_never_asked_for_a_loop_exits_quietly_when_the_batch_closes() -
         mine.close()
         server.kill()
         server.wait()
+
+
+def _request(control: socket.socket, tmp_path: Path, data: bytes) -> socket.socket:
+    """Send the server one request over `control`; the launcher's end of its channel."""
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with (tmp_path / "loop.log").open("ab") as log:
+        _send_fds(control, data, [theirs.fileno(), log.fileno()])
+    theirs.close()
+    return mine
+
+
+def test_one_bad_request_or_a_loop_ending_as_its_launcher_goes_never_ends_the_server(
+    tmp_path: Path,
+) -> None:
+    """A host's server forks the loops of every job on the host: whatever one request or
+    one loop does, the server goes on serving the others (in-process: a server's loop)."""
+    forker = _Forker(run_cli=lambda: None)
+    control, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        forker.add_control(server_end)
+        assert control.recv(64) == READY
+        refused = _request(control, tmp_path, b"{not json")
+        forker.step(10)
+        assert refused.recv(64) == b""  # its launcher reads the end: not started
+        good = json.dumps({"args": [], "env": {}, "cwd": str(tmp_path)}).encode()
+        channel = _request(control, tmp_path, good)
+        forker.step(10)
+        pid = int(channel.recv(64).split()[1])
+        wait_until(lambda: _gone(pid))  # the loop ends ...
+        channel.close()  # ... and its launcher goes: both at once for the server
+        forker.step(10)
+        assert forker.loops == {}
+    finally:
+        control.close()
+        forker.close()

@@ -216,6 +216,39 @@ def test_a_checkpoint_of_a_project_that_ignores_tmp_holds_the_work_and_the_run(
     assert "pkg/.tmp/kept.txt" not in files
 
 
+def test_a_checkpoint_holds_an_edit_made_in_the_second_git_last_looked(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A file changed in the same second as the index was written, to the same size, looks
+    unchanged by its stats: the checkpoint still takes what is on disk."""
+    url, base = remote
+    clone = host_clone(str(url), tmp_path / "a")
+    on_a = tmp_path / "a" / "wt" / "clamp"
+    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    first = snapshot(on_a, "first")
+    _git(on_a, "add", "pkg/mod.py")  # git looks, writing the worktree's index now
+    (on_a / "pkg" / "mod.py").write_text("x = 3\n")  # same size, same second
+    time.sleep(1.1)
+    second = snapshot(on_a, "second")
+    assert _git(on_a, "show", f"{first}:pkg/mod.py") == "x = 1"
+    assert _git(on_a, "show", f"{second}:pkg/mod.py") == "x = 3"
+
+
+def test_baton_files_an_agent_staged_stay_out_of_the_checkpoint(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    url, base = remote
+    clone = host_clone(str(url), tmp_path / "a")
+    on_a = tmp_path / "a" / "wt" / "clamp"
+    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    _work(on_a)
+    _git(on_a, "add", "-A", "-f", ".tmp")  # an agent's `git add -A` took Baton's files too
+    (on_a / ".tmp" / f"{STATE}.ack").unlink()
+    files = set(_git(on_a, "ls-tree", "-r", "--name-only", snapshot(on_a, "x")).splitlines())
+    assert f".tmp/{STATE}" in files
+    assert not {f".tmp/{STATE}.lock", f".tmp/{STATE}.ack"} & files
+
+
 def test_a_push_leaves_the_clones_remote_refs_to_the_locked_fetch(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:

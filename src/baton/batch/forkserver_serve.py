@@ -137,14 +137,14 @@ class _Forker:
                 self._request(item)
             elif kind == "exit":
                 self._reap(key.fd, item)
-            else:
+            elif self.loops.get(item, (0, None))[1] is key.fileobj:  # not reaped just now
                 self._launcher_gone(item)
         return bool(events)
 
     def _request(self, control: socket.socket) -> None:
         try:
             data, fds = recv_fds(control, 2)
-        except ConnectionResetError:  # closed with our "ready" unread
+        except OSError:  # reset: closed with our "ready" unread
             data, fds = b"", []
         if not data or len(fds) != 2:
             for fd in fds:
@@ -155,10 +155,21 @@ class _Forker:
             return
         channel, log_fd = socket.socket(fileno=fds[0]), fds[1]
         try:
-            pid = _fork(json.loads(data), log_fd, self.run_cli)
+            self._start(json.loads(data), channel, log_fd)
+        except Exception as error:  # one bad request never ends the others' loops
+            print(f"baton fork-server: a loop could not be started: {error}", file=sys.stderr)
+            channel.close()  # its launcher reads the end: not started
         finally:
             os.close(log_fd)
-        pidfd = os.pidfd_open(pid)
+
+    def _start(self, request: dict[str, Any], channel: socket.socket, log_fd: int) -> None:
+        pid = _fork(request, log_fd, self.run_cli)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            os.kill(pid, signal.SIGKILL)  # a loop it could not follow is not left running
+            os.waitpid(pid, 0)
+            raise
         self.loops[pidfd] = (pid, channel)
         self.selector.register(pidfd, selectors.EVENT_READ, ("exit", pid))
         self.selector.register(channel, selectors.EVENT_READ, ("channel", pidfd))

@@ -32,10 +32,12 @@ _RECORDS = "forks-*.json"
 
 
 def _code_key() -> str:
-    """What a forked loop runs: this interpreter, Baton's version and its sources' times."""
+    """What a forked loop runs: this interpreter, Baton's version and sources' times, and
+    the time of each import directory (an upgraded library changes its site-packages)."""
     package = Path(baton.__file__).parent
     newest = max((p.stat().st_mtime_ns for p in package.rglob("*.py")), default=0)
-    text = f"{sys.executable}\n{baton.__version__}\n{package}\n{newest}"
+    paths = [f"{entry}:{os.stat(entry).st_mtime_ns}" for entry in sys.path if os.path.isdir(entry)]
+    text = "\n".join([sys.executable, baton.__version__, str(package), str(newest), *paths])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -55,12 +57,15 @@ def host_fork_server(work_root: Path) -> ForkServer:
     Whatever fails, it still launches: a server that cannot be had leaves each launch to
     start a program of its own. Close it once its loop has ended.
     """
-    key = _code_key()
-    path = socket_dir(work_root) / f"forks-{key}.sock"
-    with exclusive_lock(work_root / "forks.lock"):
-        control = _connect(path)
-        if control is None:
-            control = _start(work_root, key, path)
+    try:
+        key = _code_key()
+        path = socket_dir(work_root) / f"forks-{key}.sock"
+        with exclusive_lock(work_root / "forks.lock"):
+            control = _connect(path)
+            if control is None:
+                control = _start(work_root, key, path)
+    except OSError:  # a file that went mid-upgrade, a full disk: a program per loop
+        control = None
     return ForkServer.connected(control)
 
 
@@ -91,6 +96,12 @@ def stop_host_forks(work_root: Path) -> None:
                 end(pid)
         with contextlib.suppress(OSError):
             record.unlink()
+    sockets = socket_dir(work_root)
+    for left in sockets.glob("forks-*.sock"):
+        with contextlib.suppress(OSError):
+            left.unlink()
+    with contextlib.suppress(OSError):
+        sockets.rmdir()  # when nothing else of the host's is in it
 
 
 def _is_fork_server(pid: int) -> bool:

@@ -40,6 +40,13 @@ __all__ = [
 
 CHECKPOINT_TRAILER = "Baton-Checkpoint"
 MARK_NAME = "baton-checkpoint.json"  # in .tmp: the remote sha this worktree is at
+_NOT_IN_A_CHECKPOINT = (  # Baton's own files in .tmp that are no part of the work
+    ":(exclude,glob).tmp/**/*.lock",
+    ":(exclude,glob).tmp/**/.*.tmp",
+    ":(exclude,glob).tmp/**/*.ack",
+    ":(exclude,glob).tmp/**/*.want",
+    ":(exclude,glob).tmp/**/batch-loop.json",  # this host's process, not the work
+)
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "Baton",
     "GIT_AUTHOR_EMAIL": "baton@localhost",
@@ -186,40 +193,30 @@ def _git_dir(worktree: Path) -> Path:
 def snapshot(worktree: Path, message: str) -> str:
     """A checkpoint commit of the whole work tree on top of HEAD (HEAD itself is not moved).
 
-    The commit's index starts as a copy of the worktree's own, whose file stats let `git
-    add` hash only the files changed since git last looked: an index read from HEAD has
-    none, and each checkpoint (one per turn) hashed the whole repository again.
+    Its index is HEAD's tree read over the index the last checkpoint left (or a copy of
+    the worktree's own, at the first): the entries HEAD shares with it keep their file
+    stats, so `git add` hashes only the files changed since (an index read from HEAD alone
+    has none, and each checkpoint, one per turn, hashed the whole repository again). Both
+    keep the time git wrote them, which tells git which entries it cannot trust by stats.
     """
-    git_dir = _git_dir(worktree)
-    index = git_dir / "baton-checkpoint.index"
+    index = _git_dir(worktree) / "baton-checkpoint.index"
     env = {"GIT_INDEX_FILE": str(index)}
+    if not index.exists():
+        with contextlib.suppress(OSError):  # no index at all: HEAD's tree alone
+            shutil.copy2(index.with_name("index"), index)
     try:
-        try:
-            shutil.copyfile(git_dir / "index", index)
-        except OSError:  # no index yet: start from HEAD's tree
-            git(worktree, "read-tree", "HEAD", env=env)
+        git(worktree, "read-tree", "--reset", "HEAD", env=env)
         # `.tm[p]`, not `.tmp`: git fails an add whose pathspec names an ignored path
         # outright, so a project that ignores `.tmp/` could never checkpoint.
         git(worktree, "add", "-A", "--", ".", ":(exclude,glob).tm[p]/**", env=env)
         if (worktree / ".tmp").is_dir():
-            git(
-                worktree,
-                "add",
-                "-A",
-                "-f",
-                "--",
-                ".tmp",
-                ":(exclude,glob).tmp/**/*.lock",
-                ":(exclude,glob).tmp/**/.*.tmp",
-                ":(exclude,glob).tmp/**/*.ack",
-                ":(exclude,glob).tmp/**/*.want",
-                ":(exclude,glob).tmp/**/batch-loop.json",  # this host's process, not the work
-                env=env,
-            )
+            git(worktree, "add", "-A", "-f", "--", ".tmp", *_NOT_IN_A_CHECKPOINT, env=env)
         tree = git(worktree, "write-tree", env=env)
-    finally:
-        with contextlib.suppress(OSError):
-            index.unlink()
+    except GitCommitError:
+        for stale in (index, index.with_name(f"{index.name}.lock")):  # the next starts anew
+            with contextlib.suppress(OSError):
+                stale.unlink()
+        raise
     text = f"{message}\n\n{CHECKPOINT_TRAILER}: 1\n"
     return git(worktree, "commit-tree", tree, "-p", "HEAD", "-m", text, env=_IDENTITY)
 

@@ -338,4 +338,7 @@ class _CheckpointWatcher:
             else:
                 self._bell.wait(_WANT_RECHECK_SECONDS)
             if not self._stopped.is_set():
-                self._tick()
+                try:
+                    self._tick()
+                except Exception:  # a checkpoint gone wrong: the next ring tries again
+                    continue
