@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.forks import clean_env, gone
+from tests.support.forks import silent_api as silent_api_listening
 from tests.support.waiting import wait_until
 
 from baton.batch.forkserver import READY, ForkedLoop, ForkServer, _send_fds
@@ -32,18 +34,10 @@ def forks() -> Iterator[ForkServer]:
         yield server
 
 
-def _clean_env(**extra: str) -> dict[str, str]:
-    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
-    return {**{k: os.environ[k] for k in keep if k in os.environ}, **extra}
-
-
 @pytest.fixture
 def silent_api() -> Iterator[str]:
-    """An API that takes connections and never answers: a `baton run` waits on it."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with silent_api_listening() as url:
+        yield url
 
 
 def test_a_forked_loop_is_baton_in_its_own_directory_environment_and_log(
@@ -51,14 +45,14 @@ def test_a_forked_loop_is_baton_in_its_own_directory_environment_and_log(
 ) -> None:
     log_path = tmp_path / "run.log"
     with log_path.open("ab") as log:
-        made = forks.launch([*BATON, "new", "feature.md"], _clean_env(), str(tmp_path), log)
+        made = forks.launch([*BATON, "new", "feature.md"], clean_env(), str(tmp_path), log)
         assert isinstance(made, ForkedLoop)  # forked, not a new program
         assert made.wait(timeout=60) == 0
         assert (tmp_path / "feature.md").is_file()  # written in its own directory
-        again = forks.launch([*BATON, "new", "feature.md"], _clean_env(), str(tmp_path), log)
+        again = forks.launch([*BATON, "new", "feature.md"], clean_env(), str(tmp_path), log)
         assert again.wait(timeout=60) == 1  # `baton new` never overwrites: its exit code
         # Exactly its environment: WD names a directory that does not exist.
-        env = _clean_env(WD=str(tmp_path / "nowhere"), PROMPT="x")
+        env = clean_env(WD=str(tmp_path / "nowhere"), PROMPT="x")
         third = forks.launch([*BATON, "run"], env, str(tmp_path), log)
         assert third.wait(timeout=60) == 1
     shown = log_path.read_text()
@@ -72,7 +66,7 @@ def test_a_forked_loop_has_its_own_session_name_and_stops_on_sigterm(
     leaked = tmp_path / "leaked-state.json"
     monkeypatch.setenv("STATE_FILE", str(leaked))  # the server's own environment, not the loop's
     # A run whose server never answers waits for it: stop that wait as the batch would.
-    env = _clean_env(API=silent_api, PROMPT=PROMPT)
+    env = clean_env(API=silent_api, PROMPT=PROMPT)
     with ForkServer() as forks, (tmp_path / "run.log").open("ab") as log:
         loop = forks.launch([*BATON, "run"], env, str(tmp_path), log)
         with pytest.raises(subprocess.TimeoutExpired):
@@ -88,7 +82,7 @@ def test_a_forked_loop_has_its_own_session_name_and_stops_on_sigterm(
 
 
 def test_closing_the_server_stops_the_loops_it_started(tmp_path: Path, silent_api: str) -> None:
-    env = _clean_env(API=silent_api, PROMPT=PROMPT)
+    env = clean_env(API=silent_api, PROMPT=PROMPT)
     server = ForkServer().start()
     with (tmp_path / "run.log").open("ab") as log:
         loop = server.launch([*BATON, "run"], env, str(tmp_path), log)
@@ -96,16 +90,7 @@ def test_closing_the_server_stops_the_loops_it_started(tmp_path: Path, silent_ap
             loop.wait(timeout=1)
         server.close()  # the batch is gone: its loops get SIGTERM, as its subprocesses would
         assert loop.wait(timeout=60) in (128 + signal.SIGTERM, -signal.SIGTERM)
-    assert _gone(loop.pid)
-
-
-def _gone(pid: int) -> bool:
-    """Exited: no such process, or a zombie its new parent has not reaped yet."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    assert gone(loop.pid)
 
 
 def test_a_command_that_is_not_baton_or_a_server_that_is_gone_starts_a_program(
@@ -114,10 +99,10 @@ def test_a_command_that_is_not_baton_or_a_server_that_is_gone_starts_a_program(
     server = ForkServer().start()
     server.close()
     with (tmp_path / "run.log").open("ab") as log:
-        made = server.launch([*BATON, "new", "a.md"], _clean_env(), str(tmp_path), log)
+        made = server.launch([*BATON, "new", "a.md"], clean_env(), str(tmp_path), log)
         assert isinstance(made, subprocess.Popen)
         assert made.wait(timeout=60) == 0
-        other = SubprocessLauncher().launch(["true"], _clean_env(), str(tmp_path), log)
+        other = SubprocessLauncher().launch(["true"], clean_env(), str(tmp_path), log)
         assert other.wait(timeout=60) == 0
     assert (tmp_path / "a.md").is_file()
 
@@ -172,7 +157,7 @@ def test_one_bad_request_or_a_loop_ending_as_its_launcher_goes_never_ends_the_se
         channel = _request(control, tmp_path, good)
         forker.step(10)
         pid = int(channel.recv(64).split()[1])
-        wait_until(lambda: _gone(pid))  # the loop ends ...
+        wait_until(lambda: gone(pid))  # the loop ends ...
         channel.close()  # ... and its launcher goes: both at once for the server
         forker.step(10)
         assert forker.loops == {}

@@ -6,9 +6,7 @@ Each test stops the servers it started (`stop_host_forks`), pass or fail.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -16,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.forks import clean_env, gone
+from tests.support.forks import silent_api as silent_api_listening
 from tests.support.waiting import wait_until
 
 from baton.batch import host_forks
@@ -38,28 +38,12 @@ def work_root(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def silent_api() -> Iterator[str]:
-    """An API that takes connections and never answers: a `baton run` waits on it."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-
-
-def _env(**extra: str) -> dict[str, str]:
-    keep = ("PATH", "HOME", "LANG", "PYTHONPATH", "VIRTUAL_ENV")
-    return {**{k: os.environ[k] for k in keep if k in os.environ}, **extra}
+    with silent_api_listening() as url:
+        yield url
 
 
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
 def _servers(work_root: Path) -> list[int]:
@@ -73,16 +57,16 @@ def test_the_jobs_of_a_host_share_one_server_that_outlives_them(
     for n in range(2):
         launcher = host_fork_server(work_root)
         with (tmp_path / "run.log").open("ab") as log:
-            loop = launcher.launch([*BATON, "new", f"f{n}.md"], _env(), str(tmp_path), log)
+            loop = launcher.launch([*BATON, "new", f"f{n}.md"], clean_env(), str(tmp_path), log)
             assert isinstance(loop, ForkedLoop)  # forked, not a new program
             parents.append(_parent(loop.pid))
             assert loop.wait(timeout=60) == 0
         launcher.close()  # the job ends; the server stays for the next
     assert (tmp_path / "f0.md").is_file() and (tmp_path / "f1.md").is_file()
     assert parents[0] == parents[1] and _servers(work_root) == [parents[0]]
-    assert not _gone(parents[0])
+    assert not gone(parents[0])
     stop_host_forks(work_root)
-    assert _gone(parents[0]) and _servers(work_root) == []
+    assert gone(parents[0]) and _servers(work_root) == []
 
 
 def test_a_loop_gets_sigterm_when_the_job_that_launched_it_dies(
@@ -95,7 +79,7 @@ def test_a_loop_gets_sigterm_when_the_job_that_launched_it_dies(
         from pathlib import Path
         from baton.batch.host_forks import host_fork_server
         launcher = host_fork_server(Path({str(work_root)!r}))
-        env = {_env(API=silent_api, PROMPT=PROMPT)!r}
+        env = {clean_env(API=silent_api, PROMPT=PROMPT)!r}
         with open({str(tmp_path / "run.log")!r}, "ab") as log:
             loop = launcher.launch({[*BATON, "run"]!r}, env, {str(tmp_path)!r}, log)
         print(loop.pid, flush=True)
@@ -109,14 +93,14 @@ def test_a_loop_gets_sigterm_when_the_job_that_launched_it_dies(
         assert process.stdout is not None
         pid = int(process.stdout.readline())
         wait_until(lambda: (tmp_path / ".tmp").is_dir())  # the loop has started its run
-        assert not _gone(pid) and _parent(pid) != process.pid
+        assert not gone(pid) and _parent(pid) != process.pid
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=60)
-        wait_until(lambda: _gone(pid), timeout=60)
+        wait_until(lambda: gone(pid), timeout=60)
     finally:
         process.kill()
         process.wait()
-    assert _servers(work_root) and not any(_gone(p) for p in _servers(work_root))
+    assert _servers(work_root) and not any(gone(p) for p in _servers(work_root))
 
 
 def test_other_code_on_the_host_gets_a_server_of_its_own(
@@ -128,7 +112,7 @@ def test_other_code_on_the_host_gets_a_server_of_its_own(
         monkeypatch.setattr(host_forks, "_code_key", lambda key=key: key)
         launcher = host_fork_server(work_root)
         with (tmp_path / "run.log").open("ab") as log:
-            loop = launcher.launch([*BATON, "new", f"{key}.md"], _env(), str(tmp_path), log)
+            loop = launcher.launch([*BATON, "new", f"{key}.md"], clean_env(), str(tmp_path), log)
             parents.append(_parent(loop.pid))
             assert loop.wait(timeout=60) == 0
         launcher.close()

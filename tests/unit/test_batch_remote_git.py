@@ -64,6 +64,15 @@ def remote(tmp_path: Path) -> tuple[Path, str]:
     return bare, _git(source, "rev-parse", "HEAD")
 
 
+def _feature_on_a(tmp_path: Path, remote: tuple[Path, str]) -> Path:
+    """The feature's worktree on host a, made from the remote's base; its path."""
+    url, base = remote
+    clone = host_clone(str(url), tmp_path / "a")
+    on_a = tmp_path / "a" / "wt" / "clamp"
+    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    return on_a
+
+
 def _work(worktree: Path) -> None:
     """What agents and a loop leave: an edit, a new file, a deletion, Baton's own files."""
     (worktree / "pkg" / "mod.py").write_text("x = 2\n")
@@ -199,10 +208,7 @@ def test_a_checkpoint_of_a_project_that_ignores_tmp_holds_the_work_and_the_run(
 ) -> None:
     """Many projects ignore `.tmp/`; the checkpoint takes Baton's files from it all the same,
     and the project's own files as its ignore rules say."""
-    url, base = remote
-    clone = host_clone(str(url), tmp_path / "a")
-    on_a = tmp_path / "a" / "wt" / "clamp"
-    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    on_a = _feature_on_a(tmp_path, remote)
     (on_a / ".gitignore").write_text(".tmp/\n*.log\n")
     _work(on_a)
     (on_a / "build.log").write_text("ignored\n")
@@ -221,10 +227,7 @@ def test_a_checkpoint_holds_an_edit_made_in_the_second_git_last_looked(
 ) -> None:
     """A file changed in the same second as the index was written, to the same size, looks
     unchanged by its stats: the checkpoint still takes what is on disk."""
-    url, base = remote
-    clone = host_clone(str(url), tmp_path / "a")
-    on_a = tmp_path / "a" / "wt" / "clamp"
-    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    on_a = _feature_on_a(tmp_path, remote)
     first = snapshot(on_a, "first")
     _git(on_a, "add", "pkg/mod.py")  # git looks, writing the worktree's index now
     (on_a / "pkg" / "mod.py").write_text("x = 3\n")  # same size, same second
@@ -237,10 +240,7 @@ def test_a_checkpoint_holds_an_edit_made_in_the_second_git_last_looked(
 def test_baton_files_an_agent_staged_stay_out_of_the_checkpoint(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:
-    url, base = remote
-    clone = host_clone(str(url), tmp_path / "a")
-    on_a = tmp_path / "a" / "wt" / "clamp"
-    checkout_feature(clone, on_a, "baton/clamp", base, STATE)
+    on_a = _feature_on_a(tmp_path, remote)
     _work(on_a)
     _git(on_a, "add", "-A", "-f", ".tmp")  # an agent's `git add -A` took Baton's files too
     (on_a / ".tmp" / f"{STATE}.ack").unlink()
