@@ -49,6 +49,8 @@ def _remote(root: Path, files: int) -> Path:
     _git(source, *IDENTITY, "commit", "-q", "-m", "base")
     bare = root / "remote.git"
     _git(root, "clone", "-q", "--bare", str(source), str(bare))
+    # A push may start `git gc --auto`: in the foreground, so none outlives the bench.
+    _git(bare, "config", "gc.autoDetach", "false")
     return bare
 
 

@@ -237,16 +237,19 @@ def test_a_checkpoint_holds_an_edit_made_in_the_second_git_last_looked(
     assert _git(on_a, "show", f"{second}:pkg/mod.py") == "x = 3"
 
 
-def test_baton_files_an_agent_staged_stay_out_of_the_checkpoint(
+def test_what_an_agent_staged_or_marked_in_the_worktree_changes_no_checkpoint(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:
     on_a = _feature_on_a(tmp_path, remote)
-    _work(on_a)
+    _git(on_a, "update-index", "--assume-unchanged", "pkg/mod.py")
+    _work(on_a)  # pkg/mod.py edited all the same
     _git(on_a, "add", "-A", "-f", ".tmp")  # an agent's `git add -A` took Baton's files too
     (on_a / ".tmp" / f"{STATE}.ack").unlink()
-    files = set(_git(on_a, "ls-tree", "-r", "--name-only", snapshot(on_a, "x")).splitlines())
+    sha = snapshot(on_a, "x")
+    files = set(_git(on_a, "ls-tree", "-r", "--name-only", sha).splitlines())
     assert f".tmp/{STATE}" in files
     assert not {f".tmp/{STATE}.lock", f".tmp/{STATE}.ack"} & files
+    assert _git(on_a, "show", f"{sha}:pkg/mod.py") == "x = 2"
 
 
 def test_a_push_leaves_the_clones_remote_refs_to_the_locked_fetch(

@@ -193,17 +193,14 @@ def _git_dir(worktree: Path) -> Path:
 def snapshot(worktree: Path, message: str) -> str:
     """A checkpoint commit of the whole work tree on top of HEAD (HEAD itself is not moved).
 
-    Its index is HEAD's tree read over the index the last checkpoint left (or a copy of
-    the worktree's own, at the first): the entries HEAD shares with it keep their file
-    stats, so `git add` hashes only the files changed since (an index read from HEAD alone
-    has none, and each checkpoint, one per turn, hashed the whole repository again). Both
-    keep the time git wrote them, which tells git which entries it cannot trust by stats.
+    Its index is HEAD's tree read over the index the last checkpoint left: the entries
+    HEAD shares with it keep their file stats, so `git add` hashes only the files changed
+    since (an index read from HEAD alone has none: each checkpoint, one per turn, hashed
+    the whole repository again; now only a worktree's first does). It is the job's own,
+    never the worktree's, so nothing an agent stages or marks there changes a checkpoint.
     """
     index = _git_dir(worktree) / "baton-checkpoint.index"
     env = {"GIT_INDEX_FILE": str(index)}
-    if not index.exists():
-        with contextlib.suppress(OSError):  # no index at all: HEAD's tree alone
-            shutil.copy2(index.with_name("index"), index)
     try:
         git(worktree, "read-tree", "--reset", "HEAD", env=env)
         # `.tm[p]`, not `.tmp`: git fails an add whose pathspec names an ignored path
