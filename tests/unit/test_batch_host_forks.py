@@ -50,19 +50,28 @@ def _servers(work_root: Path) -> list[int]:
     return [json.loads(p.read_text())["pid"] for p in work_root.glob("forks-*.json")]
 
 
-def test_the_jobs_of_a_host_share_one_server_that_outlives_them(
-    work_root: Path, tmp_path: Path
-) -> None:
-    parents = []
-    for n in range(2):
-        launcher = host_fork_server(work_root)
-        with (tmp_path / "run.log").open("ab") as log:
-            loop = launcher.launch([*BATON, "new", f"f{n}.md"], clean_env(), str(tmp_path), log)
-            assert isinstance(loop, ForkedLoop)  # forked, not a new program
-            parents.append(_parent(loop.pid))
-            assert loop.wait(timeout=60) == 0
+def _server_of_a_loop(work_root: Path, where: Path, api: str) -> int:
+    """Launch a loop as a job would (one that waits on `api`), and stop it; the pid of
+    the process that forked it, read while it ran."""
+    launcher = host_fork_server(work_root)
+    where.mkdir()
+    try:
+        env = clean_env(API=api, PROMPT=PROMPT)
+        with (where / "run.log").open("ab") as log:
+            loop = launcher.launch([*BATON, "run"], env, str(where), log)
+        assert isinstance(loop, ForkedLoop)  # forked, not a new program
+        server = _parent(loop.pid)
+        loop.send_signal(signal.SIGTERM)
+        assert loop.wait(timeout=60) in (128 + signal.SIGTERM, -signal.SIGTERM)
+    finally:
         launcher.close()  # the job ends; the server stays for the next
-    assert (tmp_path / "f0.md").is_file() and (tmp_path / "f1.md").is_file()
+    return server
+
+
+def test_the_jobs_of_a_host_share_one_server_that_outlives_them(
+    work_root: Path, tmp_path: Path, silent_api: str
+) -> None:
+    parents = [_server_of_a_loop(work_root, tmp_path / f"job{n}", silent_api) for n in range(2)]
     assert parents[0] == parents[1] and _servers(work_root) == [parents[0]]
     assert not gone(parents[0])
     stop_host_forks(work_root)
@@ -104,16 +113,11 @@ def test_a_loop_gets_sigterm_when_the_job_that_launched_it_dies(
 
 
 def test_other_code_on_the_host_gets_a_server_of_its_own(
-    work_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    work_root: Path, tmp_path: Path, silent_api: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Baton upgraded under a running server: new loops never run the old code."""
     parents = []
     for key in ("a" * 12, "b" * 12):
         monkeypatch.setattr(host_forks, "_code_key", lambda key=key: key)
-        launcher = host_fork_server(work_root)
-        with (tmp_path / "run.log").open("ab") as log:
-            loop = launcher.launch([*BATON, "new", f"{key}.md"], clean_env(), str(tmp_path), log)
-            parents.append(_parent(loop.pid))
-            assert loop.wait(timeout=60) == 0
-        launcher.close()
+        parents.append(_server_of_a_loop(work_root, tmp_path / key, silent_api))
     assert parents[0] != parents[1] and sorted(_servers(work_root)) == sorted(parents)
