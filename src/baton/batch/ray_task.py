@@ -34,9 +34,10 @@ def host_label() -> str:
 class StopQuestion:
     """Whether to stop, asked of `ask` at most once per `interval` seconds; yes stays yes.
 
-    The job's loop checks every tick (50 ms: a checkpoint waits on it), and each answer
-    from the board is a call to another worker: asked every tick, six jobs kept the
-    board's worker and their own busy with a hundred calls a second.
+    The job checks often (every quarter second, and as it starts), and each answer from
+    the board is a call to another worker: asked on each check (once every 50 ms, as it
+    was), six jobs kept the board's worker and their own busy with a hundred calls a
+    second.
     """
 
     def __init__(
