@@ -222,10 +222,11 @@ def serve(descriptor: int, run_cli: Callable[[], None]) -> None:
         forker.close()
 
 
-def serve_host(path: Path, run_cli: Callable[[], None], idle_seconds: float | None = None) -> None:
+def serve_host(
+    path: Path, run_cli: Callable[[], None], idle_seconds: float = _HOST_IDLE_SECONDS
+) -> None:
     """A host's server: take launchers on the Unix socket `path`; exit once no launcher
     and no loop has been there for `idle_seconds`."""
-    idle = _HOST_IDLE_SECONDS if idle_seconds is None else idle_seconds
     _prepare()
     with contextlib.suppress(FileNotFoundError):
         path.unlink()  # a server that died left it
@@ -235,7 +236,7 @@ def serve_host(path: Path, run_cli: Callable[[], None], idle_seconds: float | No
         listener.bind(str(path))
         listener.listen(64)
         forker.listen_on(listener)
-        while forker.step(idle) or forker.controls or forker.loops:
+        while forker.step(idle_seconds) or forker.controls or forker.loops:
             pass
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -72,9 +72,8 @@ def host_fork_server(work_root: Path) -> ForkServer:
 def _start(work_root: Path, key: str, path: Path) -> socket.socket | None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     command = [sys.executable, "-m", "baton", "fork-server", "--listen", str(path)]
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-    try:
-        pid = spawn_detached(command, env, work_root / "forks.log")
+    try:  # its environment is no loop's: each request carries the loop's own
+        pid = spawn_detached(command, dict(os.environ), work_root / "forks.log")
     except OSError:
         return None
     (work_root / f"forks-{key}.json").write_text(json.dumps({"pid": pid}), encoding="utf-8")
