@@ -24,6 +24,7 @@ from tests.e2e.team import (
     TeamServer,
     at_rest_during_open_turns,
     processing_after_closed_turns,
+    prompts_archived,
     run_loop,
 )
 
@@ -99,6 +100,7 @@ def run_recorded(
         timeline,
         poll_interval=POLL_INTERVAL + end_slack,
         next_turn_allowance=NEXT_TURN_ALLOWANCE,
+        prompts=prompts_archived(project),
     )
     assert not still_working, still_working
     # Every CLI lived through the run: never seen in error, none dead at the end.

@@ -269,6 +269,17 @@ class StatusRecorder:
                 self.samples.append(StatusSample(role, terminal_id, status, sent, received))
 
 
+def prompts_archived(project: SampleProject) -> dict[str, list[float]]:
+    """When the loop sent each role a prompt (test-process monotonic clock): the mtime of
+    its archived copy, `NNN-<role>-prompt.md`, written just before the send."""
+    offset = time.time() - time.monotonic()
+    sent: dict[str, list[float]] = {}
+    for copy in project.root.glob(".tmp/*/[0-9]*-*-prompt.md"):
+        role = copy.name.split("-", 1)[1].removesuffix("-prompt.md")
+        sent.setdefault(role, []).append(copy.stat().st_mtime - offset)
+    return sent
+
+
 def at_rest_during_open_turns(
     samples: list[StatusSample], timeline: list[TurnRecord], *, render_slack: float
 ) -> list[str]:
@@ -298,26 +309,34 @@ def processing_after_closed_turns(
     *,
     poll_interval: float,
     next_turn_allowance: float,
+    prompts: Mapping[str, Collection[float]] | None = None,
 ) -> list[str]:
     """Samples that said processing more than one poll after the role's turn closed.
 
-    The window ends `next_turn_allowance` before the role's next turn opened: a new
-    prompt makes the CLI busy shortly before its first request reaches the model.
+    The window ends when the role's next prompt went out (`prompts`: when each prompt
+    to a role was archived, just before it was sent; see `prompts_archived`), and
+    `next_turn_allowance` before the role's next turn opened: a CLI is busy with a new
+    prompt before its first request reaches the model (Qwen Code wrote its own log for
+    6 s on a loaded machine in between).
     """
     wrong = []
     for sample in samples:
         if sample.status != "processing":
             continue
         turns = sorted((t for t in timeline if t.role == sample.role), key=lambda t: t.opened)
+        sent = sorted((prompts or {}).get(sample.role, ()))
         for index, turn in enumerate(turns):
             if turn.closed is None:
                 continue
             following = turns[index + 1].opened if index + 1 < len(turns) else float("inf")
+            closed = turn.closed
+            next_prompt = min((t for t in sent if t > closed), default=float("inf"))
             if (
-                turn.closed + poll_interval <= sample.sent
+                closed + poll_interval <= sample.sent
                 and sample.received <= following - next_turn_allowance
+                and sample.received <= next_prompt
             ):
-                late = sample.sent - turn.closed
+                late = sample.sent - closed
                 wrong.append(
                     f"{sample.role} still processing {late:.2f}s after its turn closed "
                     f"(its next turn opened {following - sample.received:.2f}s later)"
