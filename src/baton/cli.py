@@ -118,6 +118,12 @@ def new(path: Path) -> None:
     is_flag=True,
     help="Keep a deleted terminal's runtime folder (pane log, the CLI's records).",
 )
+@click.option(
+    "--agent-nice",
+    type=click.IntRange(min=0, max=19),
+    default=None,
+    help="Run the agent CLIs this many nice values below the server (default 10; 0: same).",
+)
 def serve(
     host: str,
     port: str,
@@ -126,6 +132,7 @@ def serve(
     max_message_bytes: str | None,
     max_pane_log_bytes: int | None,
     keep_transcripts: bool,
+    agent_nice: int | None,
 ) -> None:
     """Serve the CAO-compatible terminal API, running agent CLIs in tmux."""
     from baton.logs import SERVER_LOGGER, log_to_stderr
@@ -149,6 +156,7 @@ def serve(
             ),
             keep_transcripts=keep_transcripts,
             max_pane_log_bytes=max_pane_log_bytes,
+            agent_nice=agent_nice,
         )
         require_token_for_remote(options.host, options.token)
         serve_forever(options, extensions=(install_web,))

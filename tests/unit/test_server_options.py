@@ -55,3 +55,19 @@ def test_bad_values_are_named(tmp_path: Path) -> None:
         ServerOptions.from_environment(environ={"BATON_STARTUP_TIMEOUT": "soon"})
     with pytest.raises(ConfigError, match="profiles directory"):
         ServerOptions.from_environment(profiles_dir=tmp_path / "none", environ={})
+
+
+def test_agent_nice_defaults_to_ten_and_reads_the_environment() -> None:
+    assert ServerOptions.from_environment(environ={}).agent_nice == 10
+    assert ServerOptions.from_environment(environ={"BATON_AGENT_NICE": "0"}).agent_nice == 0
+    flag = ServerOptions.from_environment(agent_nice=3, environ={"BATON_AGENT_NICE": "19"})
+    assert flag.agent_nice == 3
+
+
+@pytest.mark.parametrize("raw", ["-1", "20", "low", "1.5"])
+def test_agent_nice_out_of_range_is_named(raw: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        ServerOptions.from_environment(environ={"BATON_AGENT_NICE": raw})
+    assert str(raised.value) == (
+        f"BATON_AGENT_NICE must be a whole number from 0 to 19, got {raw!r}"
+    )

@@ -38,6 +38,7 @@ from baton.server.events_routes import events_router
 from baton.server.idempotency import IdempotencyMiddleware
 from baton.server.live_terminal import DEFAULT_MAX_PANE_LOG_BYTES
 from baton.server.pane_environment import pane_environment
+from baton.server.pane_launcher import MAX_NICE
 from baton.server.profiles import ProfileStore, cao_agent_store, cao_home
 from baton.server.registry import Registry
 from baton.server.routes import ROUTERS, Services, install_error_handlers
@@ -66,6 +67,8 @@ AppExtension = Callable[[FastAPI, TerminalService, "ServerOptions"], None]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9889
+# Agents yield a core to the server and the loops under load (pane_launcher.py).
+DEFAULT_AGENT_NICE = 10
 _BACKLOG = 2048  # uvicorn's own default, which it applies again when it starts
 
 logger = logging.getLogger("baton.server")
@@ -94,6 +97,8 @@ class ServerOptions:
     keep_transcripts: bool = False
     # A pane log is rotated (to pane.log.1) once it reaches this size; 0: never.
     max_pane_log_bytes: int = DEFAULT_MAX_PANE_LOG_BYTES
+    # The agents run this many nice values below the server (0: at its priority).
+    agent_nice: int = DEFAULT_AGENT_NICE
 
     @classmethod
     def from_environment(
@@ -106,10 +111,12 @@ class ServerOptions:
         max_message_bytes: int | None = None,
         keep_transcripts: bool = False,
         max_pane_log_bytes: int | None = None,
+        agent_nice: int | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> ServerOptions:
         """Flags win; then BATON_STATE_DIR, BATON_PROFILES_DIR, BATON_TMUX_SOCKET, BATON_TOKEN,
-        BATON_MAX_MESSAGE_BYTES, BATON_MAX_PANE_LOG_BYTES, BATON_KEEP_TRANSCRIPTS."""
+        BATON_MAX_MESSAGE_BYTES, BATON_MAX_PANE_LOG_BYTES, BATON_KEEP_TRANSCRIPTS,
+        BATON_AGENT_NICE."""
         env = os.environ if environ is None else environ
         if state_dir is None:
             state_dir = Path(env.get("BATON_STATE_DIR") or Path.home() / ".local/state/baton")
@@ -140,6 +147,7 @@ class ServerOptions:
                 if max_pane_log_bytes is None
                 else max_pane_log_bytes
             ),
+            agent_nice=_nice_env(env) if agent_nice is None else agent_nice,
         )
 
     def resolved_socket(self) -> Path:
@@ -176,6 +184,15 @@ def _int_env(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
+def _nice_env(env: Mapping[str, str]) -> int:
+    raw = (env.get("BATON_AGENT_NICE") or "").strip()
+    if not raw:
+        return DEFAULT_AGENT_NICE
+    if not raw.isdigit() or int(raw) > MAX_NICE:
+        raise ConfigError(f"BATON_AGENT_NICE must be a whole number from 0 to 19, got {raw!r}")
+    return int(raw)
+
+
 def _flag_env(env: Mapping[str, str], name: str) -> bool:
     raw = (env.get(name) or "").strip().lower()
     if raw in ("", "0", "false", "no", "off"):
@@ -194,7 +211,9 @@ def build_service(options: ServerOptions) -> TerminalService:
         registry = Registry(options.state_dir / "baton.db")
     except (OSError, sqlite3.Error) as error:
         raise ConfigError(f"cannot use state directory {options.state_dir}: {error}") from None
-    tmux = TmuxServer(options.resolved_socket(), options.state_dir / "tmux.conf")
+    tmux = TmuxServer(
+        options.resolved_socket(), options.state_dir / "tmux.conf", pane_nice=options.agent_nice
+    )
     if tmux.is_running():  # started by an older server: its global environment may hold one
         for name in sorted(SECRET_VARIABLES):
             tmux.run("set-environment", "-g", "-u", name, check=False)

@@ -4,14 +4,21 @@
 
 The pane's environment (API keys included), working directory and command travel in
 `<env file>`, a JSON object `{"environment": {…}, "directory": "…", "argv": […],
-"preface": "…"}` in the terminal's private runtime directory (0600), never on a command
-line where `ps` would show the environment to every user, and never to tmux, which would
+"preface": "…", "nice": N}` in the terminal's private runtime directory (0600), never on
+a command line where `ps` would show the environment to every user, nor to tmux, which would
 expand `#(…)` and `#{…}` in a directory name and read an argument ending in `;` as the
 end of its command (the rest of the command line as another tmux command). The launcher
 waits until the server has attached the pane log (the gate file appears), so the log
 misses nothing; reads and deletes the env file; changes into the directory; prints the
 preface (text the server made safe to print, such as the skill catalog the agent was
-given), if any; then replaces itself with the command, so no launcher stays behind.
+given), if any; lowers the pane's CPU priority by `nice` steps (below); then replaces
+itself with the command, so no launcher stays behind.
+
+The priority: under load the agents (and the tests they run) wait for a core after the
+server and the loops that read it, so a status read or a handoff does not queue behind
+them. tmux starts each pane as a session of its own, and where the kernel schedules
+each session as one group (autogroup) a process's nice value only ranks it within its
+group: so the group's nice value is set too.
 
 Standard library only and run by path with `-S`: it starts in a few milliseconds and
 works whatever the pane's Python path is.
@@ -26,8 +33,10 @@ import sys
 import time
 
 GATE_WAIT_SECONDS = 10.0
+MAX_NICE = 19
 _POLL_SECONDS = 0.02
 EXIT_LAUNCH_FAILED = 127
+_AUTOGROUP = "/proc/self/autogroup"
 
 
 def _wait_for_gate(gate: str) -> None:
@@ -38,8 +47,9 @@ def _wait_for_gate(gate: str) -> None:
         os.unlink(gate)
 
 
-def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str], str]:
-    """The extra environment, working directory, command and preface the server wrote."""
+def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str], str, int]:
+    """The extra environment, working directory, command, preface and priority the
+    server wrote."""
     try:
         with open(env_file, encoding="utf-8") as handle:
             launch = json.load(handle)
@@ -57,9 +67,27 @@ def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str], str]:
         raise ValueError("the environment file has no environment or directory")
     if not isinstance(command, list) or not command:
         raise ValueError("the environment file has no command")
+    nice = launch.get("nice", 0)
+    if not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
+        raise ValueError(f"the environment file's nice value is not 0-{MAX_NICE}: {nice!r}")
     environment = {str(key): str(value) for key, value in extra.items()}
-    preface = launch.get("preface") or ""
-    return environment, directory, [str(word) for word in command], str(preface)
+    preface = str(launch.get("preface") or "")
+    return environment, directory, [str(word) for word in command], preface, nice
+
+
+def lower_priority(steps: int) -> None:
+    """Run this process, what it starts, and its session's scheduling group `steps` nice
+    values below where it is (best effort: a kernel without autogroup has no group)."""
+    if steps <= 0:
+        return
+    try:
+        niceness = os.nice(steps)
+    except OSError:
+        return
+    if os.getsid(0) != os.getpid():  # not a session of its own: the group is not the pane's
+        return
+    with contextlib.suppress(OSError), open(_AUTOGROUP, "w", encoding="ascii") as group:
+        group.write(str(niceness))
 
 
 def main(argv: list[str]) -> int:
@@ -70,7 +98,7 @@ def main(argv: list[str]) -> int:
     gate, env_file = argv
     _wait_for_gate(gate)
     try:
-        extra, directory, command, preface = _read_launch(env_file)
+        extra, directory, command, preface, nice = _read_launch(env_file)
     except (OSError, ValueError) as error:
         print(f"baton: cannot read the pane environment: {error}", file=sys.stderr)
         return EXIT_LAUNCH_FAILED
@@ -83,6 +111,7 @@ def main(argv: list[str]) -> int:
     if preface:  # UTF-8 whatever the pane's locale; the terminal turns \n into a new line
         sys.stdout.buffer.write(preface.encode("utf-8", "replace"))
         sys.stdout.flush()
+    lower_priority(nice)
     try:
         os.execvpe(command[0], command, environment)
     except OSError as error:

@@ -91,9 +91,11 @@ _SNAPSHOT_FORMAT = (
 class TmuxServer:
     """A private tmux server addressed by its socket path."""
 
-    def __init__(self, socket_path: Path, config_path: Path) -> None:
+    def __init__(self, socket_path: Path, config_path: Path, *, pane_nice: int = 0) -> None:
         self.socket_path = socket_path
         self.config_path = config_path
+        # How many nice values below this process the panes' programs run (pane_launcher).
+        self.pane_nice = pane_nice
 
     # -- plumbing -----------------------------------------------------------------
 

@@ -78,7 +78,7 @@ def create_window(
             raise TmuxError(f"tmux {label} name {name!r} is not plain (letters, digits, _ . -)")
     if not PaneRef(pane_id="%0", terminal_id=terminal_id).valid():
         raise TmuxError(f"terminal id {terminal_id!r} is not plain")
-    env_file, gated = _gated_command(launch)
+    env_file, gated = _gated_command(launch, tmux.pane_nice)
     if new_session:
         head = [
             "new-session",
@@ -125,7 +125,7 @@ def respawn_pane(
     `create_window` starts one: env and directory through the launcher's private file,
     the log re-attached. TerminalExitedError when the pane is not the terminal's."""
     launch.gate_file.unlink(missing_ok=True)
-    env_file, gated = _gated_command(launch)
+    env_file, gated = _gated_command(launch, tmux.pane_nice)
     try:
         tmux.run_bound(
             pane,
@@ -139,9 +139,10 @@ def respawn_pane(
     _attach_log_and_open_gate(tmux, pane, launch)
 
 
-def _gated_command(launch: PaneLaunch) -> tuple[Path, list[str]]:
+def _gated_command(launch: PaneLaunch, nice: int) -> tuple[Path, list[str]]:
     """The launcher command line for `launch`, and the 0600 file that carries its command,
-    env, working directory and preface to it (tmux sees only Baton's own paths)."""
+    env, working directory, preface and priority (`nice` steps below the server's) to it
+    (tmux sees only Baton's own paths)."""
     gate_file = launch.gate_file
     env_file = gate_file.with_name(gate_file.name + ".env.json")
     private_dir(env_file.parent)
@@ -155,6 +156,7 @@ def _gated_command(launch: PaneLaunch) -> tuple[Path, list[str]]:
         "directory": str(launch.working_directory),
         "argv": list(launch.argv),
         "preface": launch.preface,
+        "nice": nice,
     }
     write_private(env_file, json.dumps(document))
     gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]

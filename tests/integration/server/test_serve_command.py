@@ -104,8 +104,13 @@ def test_all_interfaces_without_a_token_is_refused(tmp_path: Path) -> None:
             {"BATON_MAX_MESSAGE_BYTES": "lots"},
             "baton: error: BATON_MAX_MESSAGE_BYTES must be a whole number of bytes, got 'lots'",
         ),
+        (
+            (),
+            {"BATON_AGENT_NICE": "-5"},
+            "baton: error: BATON_AGENT_NICE must be a whole number from 0 to 19, got '-5'",
+        ),
     ],
-    ids=["port-range", "port-word", "unknown-host", "zero-limit", "bad-limit-env"],
+    ids=["port-range", "unknown-host", "port-word", "zero-limit", "bad-limit-env", "bad-nice"],
 )
 def test_bad_option_is_one_line(
     tmp_path: Path, args: tuple[str, ...], env: dict[str, str], line: str
