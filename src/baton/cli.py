@@ -122,7 +122,7 @@ def new(path: Path) -> None:
     "--agent-nice",
     type=click.IntRange(min=0, max=19),
     default=None,
-    help="Run the agent CLIs this many nice values below the server (default 10; 0: same).",
+    help="Run the agent CLIs this many nice values below the server (default 0: level).",
 )
 def serve(
     host: str,

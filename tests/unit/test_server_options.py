@@ -57,9 +57,9 @@ def test_bad_values_are_named(tmp_path: Path) -> None:
         ServerOptions.from_environment(profiles_dir=tmp_path / "none", environ={})
 
 
-def test_agent_nice_defaults_to_ten_and_reads_the_environment() -> None:
-    assert ServerOptions.from_environment(environ={}).agent_nice == 10
-    assert ServerOptions.from_environment(environ={"BATON_AGENT_NICE": "0"}).agent_nice == 0
+def test_agent_nice_defaults_to_level_and_reads_the_environment() -> None:
+    assert ServerOptions.from_environment(environ={}).agent_nice == 0
+    assert ServerOptions.from_environment(environ={"BATON_AGENT_NICE": "10"}).agent_nice == 10
     flag = ServerOptions.from_environment(agent_nice=3, environ={"BATON_AGENT_NICE": "19"})
     assert flag.agent_nice == 3
 

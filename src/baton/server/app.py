@@ -67,8 +67,8 @@ AppExtension = Callable[[FastAPI, TerminalService, "ServerOptions"], None]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9889
-# Agents yield a core to the server and the loops under load (pane_launcher.py).
-DEFAULT_AGENT_NICE = 10
+# Agents level with the server unless asked to yield (pane_launcher.py, docs/server.md).
+DEFAULT_AGENT_NICE = 0
 _BACKLOG = 2048  # uvicorn's own default, which it applies again when it starts
 
 logger = logging.getLogger("baton.server")
