@@ -2,7 +2,9 @@
 
 Every answer read is moved (never deleted) to `WD/.tmp/<run timestamp>/NNN-<role>.md`; a
 leftover file found before a prompt goes there too, as `NNN-<role>-stale.md`, and each
-prompt as `NNN-<role>-prompt.md`. A run killed right after archiving an answer finds it
+prompt as `NNN-<role>-prompt.md`, just before it is typed: one the server then refused
+(nothing typed; it is sent again under the next number) is renamed
+`NNN-<role>-prompt-refused.md`. A run killed right after archiving an answer finds it
 again here (`answers_after`) instead of waiting for a file that was already moved.
 """
 
@@ -79,6 +81,13 @@ class Archive:
             os.fsync(stream.fileno())
         os.replace(temporary, target)
         return target
+
+    def mark_refused(self, prompt_file: Path) -> Path:
+        """Rename a prompt's copy that the server refused (`-prompt-refused`): never typed,
+        so the archive's `-prompt` files are the prompts that reached an agent."""
+        refused = prompt_file.with_name(prompt_file.name.removesuffix(".md") + "-refused.md")
+        os.replace(prompt_file, refused)
+        return refused
 
     def remove_temp_files(self) -> None:
         """Drop the temp copies a killed run left half-written (`.NNN-<role>.md.tmp`)."""

@@ -369,6 +369,7 @@ class TurnRunner:
                     raise _NotTaken(error) from error
                 if not self._is_dead_agent(error):
                     raise
+                self._mark_refused(prompt_file)
                 crash_point("after_send")  # the send is over; a restart follows
                 raise _Refused(error) from error
             except BaseException:
@@ -387,6 +388,14 @@ class TurnRunner:
             self.team.start()  # the first prompt is on its way: now the rest of the team
         if self.meter is not None:
             self.meter.settle_soon()  # the turns before, now that this prompt is on its way
+
+    def _mark_refused(self, prompt_file: Path | None) -> None:
+        if prompt_file is None:
+            return
+        try:
+            self.handoff.archive.mark_refused(prompt_file)
+        except OSError as error:
+            self.log.warning(f"cannot mark {prompt_file.name} as refused: {error.strerror}")
 
     def _archive_prompt(self, message: str, output_key: str) -> Path | None:
         """Keep the prompt beside the answers (`NNN-<role>-prompt.md`): the run record."""

@@ -93,3 +93,27 @@ def test_killed_right_after_bringing_an_agent_back(project: Project, can_restart
     assert {t.id for t in project.cao.live_terminals()} == set(state["terminals"].values())
     answers = [p.name for p in project.archives() if p.name.endswith("-programmer.md")]
     assert len(answers) == 2  # cycle 1 and cycle 2, each once
+
+
+def test_a_prompt_refused_by_a_dead_agent_is_archived_as_refused(project: Project) -> None:
+    """The peer analyst dies before its second prompt: the server refuses it (nothing
+    typed), the agent comes back and is sent it again; the archive's `-prompt` files are
+    the prompts that reached an agent."""
+    project.cao.can_restart = True
+    cao = project.cao
+
+    def analyst_then_peer_dies(turn: Turn) -> list:
+        if turn.count == 2:
+            cao.kill(cao.terminal("peer_analyst").id)
+        return answer_plan(turn)
+
+    cao.behaviour["analyst"] = analyst_then_peer_dies
+    run = project.run(MAX_ROUNDS="1")
+    assert run.returncode == 0, run.stderr
+    names = sorted(p.name for p in project.archives())
+    refused = [name for name in names if name.endswith("-prompt-refused.md")]
+    assert refused == ["007-analyst_review-prompt-refused.md"], names
+    assert "008-analyst_review-prompt.md" in names
+    assert "009-analyst_review.md" in names  # answered the prompt sent again
+    peer = cao.terminal("peer_analyst")
+    assert cao.restarted == [peer.id]
