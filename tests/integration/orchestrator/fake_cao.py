@@ -46,6 +46,7 @@ PROFILE_ROLE = {
 # A step: ("status", "processing") · ("sleep", 0.2) · ("write", text) · ("output", text)
 # · ("die", None): the CLI is killed (status error from then on)
 # · ("hang", None): nothing more happens until Escape is pressed (`POST …/key?key=Escape`)
+# · ("until", event): nothing more happens until the test sets the threading.Event
 Step = tuple[str, Any]
 
 
@@ -302,6 +303,10 @@ class FakeCao:
                         terminal.status = value
                     elif kind == "sleep":
                         self._stopping.wait(value)
+                    elif kind == "until":
+                        while not value.wait(0.05):
+                            if self._stopping.is_set():
+                                return
                     elif kind == "output":
                         terminal.last_output = value
                     elif kind == "write":

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 
 from tests.integration.orchestrator.conftest import Project, wait_until
 from tests.integration.orchestrator.fake_cao import Turn, answer_plan
@@ -12,6 +14,17 @@ from tests.integration.orchestrator.fake_cao import Turn, answer_plan
 
 def _slow_programmer(turn: Turn) -> list:
     return answer_plan(turn, work=6.0 if turn.count == 1 else 0.1)
+
+
+def _programmer_held_by(release: threading.Event) -> Callable[[Turn], list]:
+    """The programmer's first turn lasts until the test releases it (however slow the
+    machine: a fixed time ran out while the second run was still starting)."""
+
+    def plan(turn: Turn) -> list:
+        steps = answer_plan(turn, work=0.1)
+        return [("status", "processing"), ("until", release), *steps] if turn.count == 1 else steps
+
+    return plan
 
 
 def _status(project: Project) -> str:
@@ -29,7 +42,8 @@ def _status(project: Project) -> str:
 def test_a_second_run_three_seconds_later_is_refused_and_the_first_finishes(
     project: Project,
 ) -> None:
-    project.cao.behaviour["programmer"] = _slow_programmer
+    release = threading.Event()
+    project.cao.behaviour["programmer"] = _programmer_held_by(release)
     first = project.start()
     time.sleep(3)
     wait_until(lambda: project.awaiting_role() == "programmer")
@@ -47,6 +61,7 @@ def test_a_second_run_three_seconds_later_is_refused_and_the_first_finishes(
     assert project.state_file.read_bytes() == state_before
     assert f"driver:     baton run pid {first.process.pid} on host " in _status(project)
 
+    release.set()
     assert first.wait() == 0, first.stderr
     assert project.state()["final_status"] == "PASS"
     assert "RunLocked" not in first.stderr and "error" not in first.stderr
