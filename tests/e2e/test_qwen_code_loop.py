@@ -24,7 +24,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.tmux]
 # Qwen Code draws a streamed answer for a while after the model's last byte (its spinner
 # stays up; 2.5 s was seen with the machine's load at 20 on 2 cores), and Baton keeps it
 # `processing` until the screen rests, since an Enter typed then would steer the turn.
-DRAWING_SECONDS = 5.0
+# In a CI run on a slower machine Qwen logged the last response 2 s after the model's last
+# byte, fired its Stop hook, and kept its spinner 3.9 s more: its own `idle_prompt`
+# notification came 6 s after the model ended, and Baton read `completed` 0.05 s after it.
+DRAWING_SECONDS = 8.0
 
 
 def test_qwen_whole_loop(tmp_path: Path) -> None:
