@@ -15,6 +15,7 @@ from baton import __version__
 from baton.errors import ConfigError, RunInterrupted
 from baton.exits import EXIT_INTERRUPTED, exit_code_for
 from baton.run_options import setting_options
+from baton.server.pane_launcher import MAX_NICE
 
 __all__ = ["cli", "main"]
 
@@ -120,7 +121,7 @@ def new(path: Path) -> None:
 )
 @click.option(
     "--agent-nice",
-    type=click.IntRange(min=0, max=19),
+    type=click.IntRange(min=0, max=MAX_NICE),
     default=None,
     help="Run the agent CLIs this many nice values below the server (default 0: level).",
 )

@@ -189,7 +189,9 @@ def _nice_env(env: Mapping[str, str]) -> int:
     if not raw:
         return DEFAULT_AGENT_NICE
     if not raw.isdigit() or int(raw) > MAX_NICE:
-        raise ConfigError(f"BATON_AGENT_NICE must be a whole number from 0 to 19, got {raw!r}")
+        raise ConfigError(
+            f"BATON_AGENT_NICE must be a whole number from 0 to {MAX_NICE}, got {raw!r}"
+        )
     return int(raw)
 
 
