@@ -18,6 +18,7 @@ import pytest
 from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.qwen_code import HOOK_LOG_FILE, QwenCodeProvider
 from baton.providers.qwen_home import HOOK_EVENTS, HOOK_NAME
+from baton.providers.qwen_records import transcript_usage
 from baton.providers.qwen_screen import detect_status, extract_last_message, input_pending
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -262,8 +263,68 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     assert provider.last_message(resting, ctx) == "The second answer."
     # Every request counts, a subagent's too; an OpenAI endpoint's output includes thoughts.
     assert provider.usage(ctx) == Usage(
-        input_tokens=3700, cached_input_tokens=2400, output_tokens=60, model="qwen3-coder-plus"
+        input_tokens=3700,
+        cached_input_tokens=2400,
+        output_tokens=60,
+        model="qwen3-coder-plus",
+        complete=True,
     )
+
+
+def _step(kind: str, **message: Any) -> dict[str, Any]:
+    return {"type": kind, "message": message}
+
+
+def _telemetry(name: str) -> dict[str, Any]:
+    event = {"event.name": f"qwen-code.{name}", "output_token_count": 5}
+    return {"type": "system", "subtype": "ui_telemetry", "systemPayload": {"uiEvent": event}}
+
+
+CALL = _step("assistant", parts=[{"text": "Running it."}, {"functionCall": {"name": "x"}}])
+SAID = _step("assistant", parts=[{"text": "Done."}])
+TOOL_RESULT = _step("tool_result", parts=[{"functionResponse": {"name": "x"}}])
+PROMPT = _step("user", parts=[{"text": "go"}])
+
+
+@pytest.mark.parametrize(
+    ("steps", "closed"),
+    [
+        # The model's last message called a tool, or its result has not been answered yet.
+        ([PROMPT, _telemetry("api_response"), CALL], False),
+        ([PROMPT, _telemetry("api_response"), CALL, TOOL_RESULT], False),
+        # The last request is recorded, its message not yet: the message is coming.
+        (
+            [PROMPT, _telemetry("api_response"), CALL, TOOL_RESULT, _telemetry("api_response")],
+            False,
+        ),
+        # A new prompt opens a turn, whatever the one before said.
+        ([PROMPT, _telemetry("api_response"), SAID, PROMPT], False),
+        (
+            [
+                PROMPT,
+                _telemetry("api_response"),
+                CALL,
+                TOOL_RESULT,
+                _telemetry("api_response"),
+                SAID,
+            ],
+            True,
+        ),
+        # A failed request ends the turn, and telemetry after the answer does not reopen it.
+        ([PROMPT, _telemetry("api_response"), SAID, PROMPT, _telemetry("api_error")], True),
+        ([PROMPT, _telemetry("api_response"), SAID, _telemetry("api_response")], True),
+    ],
+)
+def test_usage_says_whether_the_turn_is_closed(
+    steps: list[dict[str, Any]], closed: bool, tmp_path: Path
+) -> None:
+    """Qwen records a turn as it goes, a moment after its screen shows it done under load:
+    the token meter waits for the closing message rather than count part of the turn."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("".join(json.dumps(step) + "\n" for step in steps))
+    usage = transcript_usage(transcript)
+    assert usage is not None
+    assert usage.complete is closed
 
 
 def test_a_busy_screen_is_not_declared_done_by_stop(tmp_path: Path) -> None:

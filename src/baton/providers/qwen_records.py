@@ -8,6 +8,11 @@ lines. Among the latter, `ui_telemetry` lines carry one `qwen-code.api_response`
 per model request the session made — the main conversation's and its subagents' alike —
 with its token counts: `input_token_count` (the whole prompt, its cached part included),
 `cached_content_token_count`, `output_token_count` and `thoughts_token_count`.
+
+Each request's `api_response` line comes just before the `assistant` line it produced, so
+a turn is closed once its last `assistant` line calls no tool (or its request ended in an
+`api_error`); Qwen writes these lines as it goes, and under load a moment after its
+screen shows the turn done.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from baton.usage import Usage
 __all__ = ["transcript_last_answer", "transcript_usage"]
 
 _API_RESPONSE = "qwen-code.api_response"
+_API_ERROR = "qwen-code.api_error"
 # Protocols whose output count leaves out the model's thoughts (Gemini's usage metadata);
 # an OpenAI-compatible endpoint's completion tokens already include its reasoning.
 _THOUGHTS_APART = ("gemini", "vertex-ai")
@@ -71,16 +77,43 @@ def _count(event: dict[str, Any], name: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _ui_event(entry: dict[str, Any]) -> str | None:
+    event = (entry.get("systemPayload") or {}).get("uiEvent")
+    name = event.get("event.name") if isinstance(event, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _calls_a_tool(entry: dict[str, Any]) -> bool:
+    parts = (entry.get("message") or {}).get("parts")
+    return isinstance(parts, list) and any(
+        isinstance(part, dict) and "functionCall" in part for part in parts
+    )
+
+
+def _turn_closed(entries: list[dict[str, Any]]) -> bool:
+    """Whether the latest turn has ended: its last message from the model calls no tool,
+    or its last request failed (a tool call's result goes back to the model)."""
+    for entry in reversed(entries):
+        kind = entry["type"]
+        if kind == "assistant":
+            return not _calls_a_tool(entry)
+        if kind == "user":
+            return False
+        if _ui_event(entry) == _API_ERROR:
+            return True
+    return False
+
+
 def transcript_usage(transcript: Path) -> Usage | None:
-    """The session's tokens: every model request's `api_response` event, summed.
+    """The session's tokens: every model request's `api_response` event, summed, and
+    whether the latest turn is closed (`complete`).
 
     None when the file records no model request yet.
     """
-    events = []
-    for entry in _entries(transcript):
-        event = (entry.get("systemPayload") or {}).get("uiEvent")
-        if isinstance(event, dict) and event.get("event.name") == _API_RESPONSE:
-            events.append(event)
+    entries = _entries(transcript)
+    events = [
+        entry["systemPayload"]["uiEvent"] for entry in entries if _ui_event(entry) == _API_RESPONSE
+    ]
     if not events:
         return None
     model = next((e["model"] for e in reversed(events) if isinstance(e.get("model"), str)), None)
@@ -94,4 +127,5 @@ def transcript_usage(transcript: Path) -> Usage | None:
         cached_input_tokens=sum(_count(e, "cached_content_token_count") for e in events),
         output_tokens=output,
         model=model,
+        complete=_turn_closed(entries),
     )
