@@ -57,6 +57,22 @@ def test_codex_rollout_latest_total_and_model(tmp_path: Path) -> None:
     assert rollout_usage(tmp_path, "0199a213-0000-0000-0000-000000000000") is None
 
 
+def _task(kind: str) -> dict[str, object]:
+    return {"type": "event_msg", "payload": {"type": kind}}
+
+
+def test_codex_rollout_says_whether_the_latest_task_finished(tmp_path: Path) -> None:
+    """The token meter waits for a rollout written late until it shows the task closed."""
+    path = tmp_path / "sessions/2026/11/30" / f"rollout-2026-11-30T07-00-00-{THREAD}.jsonl"
+    first = [_task("task_started"), _token_count(100, 0, 20), _task("task_complete")]
+    _lines(path, *first)
+    assert rollout_usage(tmp_path, THREAD) == Usage(100, 0, 20, complete=True)
+    _lines(path, *first, _task("task_started"), _token_count(200, 50, 30))
+    assert rollout_usage(tmp_path, THREAD) == Usage(200, 50, 30, complete=False)
+    _lines(path, _token_count(100, 0, 20))  # a log without task events cannot tell
+    assert rollout_usage(tmp_path, THREAD) == Usage(100, 0, 20, complete=None)
+
+
 def test_claude_transcript_counts_each_message_once(tmp_path: Path) -> None:
     usage = {
         "input_tokens": 10,

@@ -139,8 +139,14 @@ def _rollout_file(home: Path, thread_id: str) -> Path | None:
     return candidates[-1] if candidates else None
 
 
+_TASK_EDGES = ("task_started", "task_complete")
+_USAGE_LINES = ("token_count", "turn_context", *_TASK_EDGES)
+
+
 def rollout_usage(home: Path, thread_id: str) -> Usage | None:
-    """The thread's cumulative tokens (latest `token_count`) and model (latest turn context).
+    """The thread's cumulative tokens (latest `token_count`), model (latest turn context),
+    and whether its latest task has finished (`complete`: a `task_complete` after its
+    `task_started`; Codex logs the task's last `token_count` before it).
 
     None when there is no log for the thread or it has no token count yet.
     """
@@ -149,10 +155,11 @@ def rollout_usage(home: Path, thread_id: str) -> Usage | None:
         return None
     totals: dict[str, Any] | None = None
     model: str | None = None
+    finished: bool | None = None
     try:
         with path.open(encoding="utf-8") as handle:
             for line in handle:
-                if '"token_count"' not in line and '"turn_context"' not in line:
+                if not any(f'"{kind}"' in line for kind in _USAGE_LINES):
                     continue
                 try:
                     entry = json.loads(line)
@@ -161,6 +168,8 @@ def rollout_usage(home: Path, thread_id: str) -> Usage | None:
                 kind, payload = entry.get("type"), entry.get("payload") or {}
                 if kind == "turn_context" and isinstance(payload.get("model"), str):
                     model = payload["model"]
+                elif payload.get("type") in _TASK_EDGES:
+                    finished = payload["type"] == "task_complete"
                 elif payload.get("type") == "token_count":
                     info = payload.get("info") or {}
                     if isinstance(info.get("total_token_usage"), dict):
@@ -175,6 +184,7 @@ def rollout_usage(home: Path, thread_id: str) -> Usage | None:
             "cached_input_tokens": totals.get("cached_input_tokens", 0),
             "output_tokens": totals.get("output_tokens", 0),
             "model": model,
+            "complete": finished,
         }
     )
 
