@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import ssl
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -151,16 +152,30 @@ class Notifier:
             self.log.warning(f"{what} ({_describe(error)}); the run goes on without it")
 
 
+@dataclass(frozen=True)
+class _Heard:
+    """An event as the notification builders read it."""
+
+    record: Mapping[str, Any]
+    role: Role | None
+    terminal: object
+    where: str  # ", round 2, programmer" or ""
+    fields: dict[str, Any]  # the notification's fields, each builder adds its own
+    context: Mapping[str, Any]
+
+    @property
+    def who(self) -> str:
+        return f"The {self.role.title}" if self.role else "An agent"
+
+
 def notification_for(
     record: Mapping[str, Any],
     context: Mapping[str, Any] | None = None,
     details: WaitingDetails | None = None,
 ) -> Notification | None:
     """The notification an event calls for, or None for events nobody needs to hear of."""
-    event = record.get("event")
     role = _role(record.get("role"))
     terminal = record.get("terminal_id")
-    where = _where(record)
     fields: dict[str, Any] = {
         **(context or {}),
         "role": role.terminal_key if role else record.get("role"),
@@ -169,66 +184,86 @@ def notification_for(
         "phase": record.get("phase"),
         "ts": record.get("ts"),
     }
-    if event == "waiting" and role is not None:
-        return waiting_notification(role, str(terminal), where, fields, details)
-    if event == "run_end" and record.get("final_status") in ("PASS", "FAIL"):
-        status = record["final_status"]
-        passed = status == "PASS"
-        message = (
-            f"The run {'passed' if passed else 'failed'} in round {record.get('round')}"
-            f" ({context.get('wd') if context else ''}). State: "
-            f"{(context or {}).get('state_file', '')}"
-        )
-        fields["final_status"] = status
-        return Notification(
-            "pass" if passed else "fail",
-            f"Baton: RESULT: {status}",
-            message,
-            "default" if passed else "high",
-            ("white_check_mark",) if passed else ("x",),
-            fields,
-        )
-    if event == "stall":
-        return _stall_notification(record, role, terminal, where, fields)
-    if event == "agent_restart" and record.get("cause") != "stall":  # a `stall` event said it
-        who = f"The {role.title}" if role else "An agent"
-        new = record.get("new_terminal_id")
-        detail = f" as terminal {new}" if new else ""
-        reason = f": {record['reason']}" if record.get("reason") else ""
-        message = f"{who} (terminal {terminal}) was restarted{detail}{where}{reason}."
-        return Notification(
-            "agent_restart", "Baton: agent restarted", message, "default", ("repeat",), fields
-        )
-    if event == "budget":
-        fields.update(budget=record.get("budget"), limit=record.get("limit"))
-        fields["spent"] = record.get("spent")
-        message = str(record.get("message") or f"budget {record.get('budget')} reached")
-        return Notification(
-            "budget", "Baton: budget reached", message, "high", ("money_with_wings",), fields
-        )
-    if event == "server_still_down":
-        seconds = int(float(record.get("seconds") or 0))
-        window = int(float(record.get("window_seconds") or 0))
-        fields.update(api=record.get("api"), seconds=seconds, window_seconds=window)
-        message = (
-            f"The server {record.get('api')} has not answered for {seconds} s; the run waits "
-            f"up to {window} s for it (SERVER_OUTAGE_SECONDS), then stops, resumable."
-        )
-        return Notification(
-            "server_down",
-            "Baton: the server is not answering",
-            message,
-            "high",
-            ("warning",),
-            fields,
-        )
-    if event == "error" and record.get("error") != "RunInterrupted":  # the person did it
-        fields["error"] = record.get("error")
-        message = f"The run stopped: {record.get('message')}"
-        return Notification(
-            "error", "Baton: the run stopped", message, "urgent", ("warning",), fields
-        )
-    return None
+    heard = _Heard(record, role, terminal, _where(record), fields, context or {})
+    event = record.get("event")
+    if event == "waiting":
+        if role is None:
+            return None
+        return waiting_notification(role, str(terminal), heard.where, fields, details)
+    build = _BUILDERS.get(str(event))
+    return build(heard) if build is not None else None
+
+
+def _run_end_notification(heard: _Heard) -> Notification | None:
+    status = heard.record.get("final_status")
+    if status not in ("PASS", "FAIL"):
+        return None
+    passed = status == "PASS"
+    message = (
+        f"The run {'passed' if passed else 'failed'} in round {heard.record.get('round')}"
+        f" ({heard.context.get('wd', '')}). State: {heard.context.get('state_file', '')}"
+    )
+    heard.fields["final_status"] = status
+    return Notification(
+        "pass" if passed else "fail",
+        f"Baton: RESULT: {status}",
+        message,
+        "default" if passed else "high",
+        ("white_check_mark",) if passed else ("x",),
+        heard.fields,
+    )
+
+
+def _restart_notification(heard: _Heard) -> Notification | None:
+    record = heard.record
+    if record.get("cause") == "stall":  # a `stall` event said it
+        return None
+    new = record.get("new_terminal_id")
+    detail = f" as terminal {new}" if new else ""
+    reason = f": {record['reason']}" if record.get("reason") else ""
+    message = f"{heard.who} (terminal {heard.terminal}) was restarted{detail}{heard.where}{reason}."
+    return Notification(
+        "agent_restart", "Baton: agent restarted", message, "default", ("repeat",), heard.fields
+    )
+
+
+def _budget_notification(heard: _Heard) -> Notification | None:
+    record = heard.record
+    heard.fields.update(budget=record.get("budget"), limit=record.get("limit"))
+    heard.fields["spent"] = record.get("spent")
+    message = str(record.get("message") or f"budget {record.get('budget')} reached")
+    return Notification(
+        "budget", "Baton: budget reached", message, "high", ("money_with_wings",), heard.fields
+    )
+
+
+def _server_down_notification(heard: _Heard) -> Notification | None:
+    record = heard.record
+    seconds = int(float(record.get("seconds") or 0))
+    window = int(float(record.get("window_seconds") or 0))
+    heard.fields.update(api=record.get("api"), seconds=seconds, window_seconds=window)
+    message = (
+        f"The server {record.get('api')} has not answered for {seconds} s; the run waits "
+        f"up to {window} s for it (SERVER_OUTAGE_SECONDS), then stops, resumable."
+    )
+    return Notification(
+        "server_down",
+        "Baton: the server is not answering",
+        message,
+        "high",
+        ("warning",),
+        heard.fields,
+    )
+
+
+def _error_notification(heard: _Heard) -> Notification | None:
+    if heard.record.get("error") == "RunInterrupted":  # the person did it
+        return None
+    heard.fields["error"] = heard.record.get("error")
+    message = f"The run stopped: {heard.record.get('message')}"
+    return Notification(
+        "error", "Baton: the run stopped", message, "urgent", ("warning",), heard.fields
+    )
 
 
 _STALL_STEPS = {
@@ -238,29 +273,32 @@ _STALL_STEPS = {
 }
 
 
-def _stall_notification(
-    record: Mapping[str, Any],
-    role: Role | None,
-    terminal: object,
-    where: str,
-    fields: dict[str, Any],
-) -> Notification | None:
+def _stall_notification(heard: _Heard) -> Notification | None:
     """One notification per step that brings a stalled turn back."""
-    action = str(record.get("action"))
+    action = str(heard.record.get("action"))
     step = _STALL_STEPS.get(action)
     if step is None:
         return None
-    who = f"The {role.title}" if role else "An agent"
-    what = step.format(reason=record.get("reason") or "no progress", where=where)
-    fields.update(action=action, reason=record.get("reason"))
+    what = step.format(reason=heard.record.get("reason") or "no progress", where=heard.where)
+    heard.fields.update(action=action, reason=heard.record.get("reason"))
     return Notification(
         "stall",
         "Baton: agent stalled",
-        f"{who} (terminal {terminal}) {what}.",
+        f"{heard.who} (terminal {heard.terminal}) {what}.",
         "default",
         ("hourglass",),
-        fields,
+        heard.fields,
     )
+
+
+_BUILDERS: dict[str, Callable[[_Heard], Notification | None]] = {
+    "run_end": _run_end_notification,
+    "stall": _stall_notification,
+    "agent_restart": _restart_notification,
+    "budget": _budget_notification,
+    "server_still_down": _server_down_notification,
+    "error": _error_notification,
+}
 
 
 def _role(name: object) -> Role | None:
