@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from baton.batch.backlog import read_backlog
+from baton.cli import cli
 from baton.errors import ConfigError
 
 PROMPT = "Do it.\n\n*** ORIGINAL EXPLORE SUMMARY ***\nx\n\n*** SCENARIO TEST ***\ny\n"
@@ -130,3 +132,26 @@ def test_a_batch_id_that_is_not_a_plain_name_is_refused(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     with pytest.raises(ConfigError, match=r"batch id '\.\./x'"):
         Repository(tmp_path).batch_dir("../x")
+
+
+@pytest.mark.parametrize(
+    ("option", "error"),
+    [
+        (["--set", "NOPE=1"], "--set NOPE: not a baton run setting"),
+        (["--set", "max_rounds"], "--set 'max_rounds': expected KEY=VALUE"),
+        (["--provider-cap", "codex=0"], "--provider-cap codex=0: expected a positive count"),
+        (["--provider-cap", "codex=two"], "--provider-cap codex=two: expected a positive count"),
+    ],
+)
+def test_bad_run_settings_and_caps_are_one_line_errors(
+    option: list[str], error: str, tmp_path: Path
+) -> None:
+    """Refused before anything is read or written: no ledger for a batch that never ran."""
+    backlog = tmp_path / "backlog"  # empty: the options are refused before it is read
+    backlog.mkdir()
+    result = CliRunner().invoke(
+        cli, ["batch", "run", str(backlog), "--repo", str(tmp_path), *option]
+    )
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [f"baton: error: {error}"]
+    assert not (tmp_path / ".baton").exists()

@@ -128,7 +128,7 @@ def run(
     """
 
     def action() -> int:
-        from baton.batch.backlog import read_backlog, setting_env_name
+        from baton.batch.backlog import read_backlog
         from baton.batch.commands import run_batch
         from baton.batch.options import BatchOptions
         from baton.batch.worktrees import Repository
@@ -136,17 +136,7 @@ def run(
 
         if address and backend != "ray":
             raise ConfigError("--address is for --backend ray")
-        values = {}
-        for key, value in _pairs(settings, "--set").items():
-            env = setting_env_name(key)
-            if env is None:
-                raise ConfigError(f"--set {key}: not a baton run setting")
-            values[env] = value
-        caps = {}
-        for name, text in _pairs(provider_cap, "--provider-cap").items():
-            if not text.isdigit() or int(text) < 1:
-                raise ConfigError(f"--provider-cap {name}={text}: expected a positive count")
-            caps[name] = int(text)
+        values, caps = _run_settings(settings), _provider_caps(provider_cap)
         items = read_backlog(backlog)
         options = BatchOptions(
             # On Ray the cluster's `baton_slot`s decide (0), unless --parallel caps it.
@@ -177,6 +167,32 @@ def run(
         return code if publish_and_report(repository, record, request) else (code or 1)
 
     exit_with(action)
+
+
+def _run_settings(settings: tuple[str, ...]) -> dict[str, str]:
+    """`--set KEY=VALUE` as the environment variables `baton run` reads."""
+    from baton.batch.backlog import setting_env_name
+    from baton.errors import ConfigError
+
+    values = {}
+    for key, value in _pairs(settings, "--set").items():
+        env = setting_env_name(key)
+        if env is None:
+            raise ConfigError(f"--set {key}: not a baton run setting")
+        values[env] = value
+    return values
+
+
+def _provider_caps(provider_cap: tuple[str, ...]) -> dict[str, int]:
+    """`--provider-cap NAME=N`: at most N loops at once use that provider."""
+    from baton.errors import ConfigError
+
+    caps = {}
+    for name, text in _pairs(provider_cap, "--provider-cap").items():
+        if not text.isdigit() or int(text) < 1:
+            raise ConfigError(f"--provider-cap {name}={text}: expected a positive count")
+        caps[name] = int(text)
+    return caps
 
 
 @batch.command()
