@@ -325,6 +325,8 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=True)
     resting = _text("turn1--completed.txt")
     assert provider.status(resting, ctx) is TerminalStatus.PROCESSING
+    # Its calls so far, the turn not over yet: the token meter waits for the rest.
+    assert provider.usage(ctx) == Usage(3700, 2400, 60, "qwen3-coder-plus", complete=False)
     _append(log, {"hook_event_name": "Stop", "session_id": SESSION})
     _append(session_file, _event("hook.start", {"hookType": "agentStop"}, "07.100"))
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)
@@ -333,7 +335,11 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     assert provider.last_message(resting, ctx) == "The second answer."
     # Every model call counts, a subagent's too.
     assert provider.usage(ctx) == Usage(
-        input_tokens=3700, cached_input_tokens=2400, output_tokens=60, model="qwen3-coder-plus"
+        input_tokens=3700,
+        cached_input_tokens=2400,
+        output_tokens=60,
+        model="qwen3-coder-plus",
+        complete=True,
     )
 
 
@@ -422,10 +428,10 @@ def test_a_rewritten_session_file_is_read_again_from_its_start(tmp_path: Path) -
     """A prompt cancelled before any reply is taken back: the CLI rewrites the file."""
     ctx, _, session_file = _records(tmp_path)
     provider = CopilotCliProvider()
-    assert provider.usage(ctx) == Usage(3700, 2400, 60, "qwen3-coder-plus")
+    assert provider.usage(ctx) == Usage(3700, 2400, 60, "qwen3-coder-plus", complete=False)
     lines = session_file.read_text().splitlines()
     session_file.write_text("".join(line + "\n" for line in lines[:4]))
-    assert provider.usage(ctx) == Usage(1000, 300, 10, "qwen3-coder-plus")
+    assert provider.usage(ctx) == Usage(1000, 300, 10, "qwen3-coder-plus", complete=False)
 
 
 def test_resume_uses_the_session_and_replays_read_idle_until_a_prompt(tmp_path: Path) -> None:

@@ -135,7 +135,9 @@ class SessionFile:
         return None
 
     def usage(self) -> Usage | None:
-        """Every model call's tokens, summed; None before the first call."""
+        """Every model call's tokens, summed, and whether the latest turn has ended
+        (`complete`: its calls' records come before its `agentStop`); None before the
+        first call."""
         self.refresh()
         if not self._calls:
             return None
@@ -144,6 +146,7 @@ class SessionFile:
             cached_input_tokens=self._cached,
             output_tokens=self._output,
             model=self._model,
+            complete=self._stopped,
         )
 
 
