@@ -19,6 +19,7 @@ import pytest
 from baton.providers.base import AgentProfile, TerminalContext, TurnRecord
 from baton.providers.gemini_cli import HOOK_LOG_FILE, GeminiCliProvider
 from baton.providers.gemini_home import HOOK_NAME
+from baton.providers.gemini_hooks import transcript_usage
 from baton.providers.gemini_screen import detect_status, extract_last_message, input_pending
 from baton.status import TerminalStatus
 from baton.usage import Usage
@@ -255,8 +256,42 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     assert provider.status(resting, ctx) is TerminalStatus.COMPLETED
     assert provider.last_message(resting, ctx) == "The second answer."
     assert provider.usage(ctx) == Usage(
-        input_tokens=3700, cached_input_tokens=2400, output_tokens=65, model="gemini-2.5-flash"
+        input_tokens=3700,
+        cached_input_tokens=2400,
+        output_tokens=65,
+        model="gemini-2.5-flash",
+        complete=True,
     )
+
+
+def _said(content: str, **more: Any) -> dict[str, Any]:
+    return {"id": "g", "type": "gemini", "content": content, "tokens": {"input": 9}, **more}
+
+
+@pytest.mark.parametrize(
+    ("lines", "closed"),
+    [
+        ([_said("Done.")], True),
+        # Calling a tool, its result back, or a new prompt: the turn goes on.
+        ([_said("", toolCalls=[{"name": "write_file"}])], False),
+        ([_said("Writing it.", toolCalls=[{"name": "write_file"}])], False),
+        ([_said("Done."), {"id": "u", "type": "user", "content": [{"text": "next"}]}], False),
+        # A message first written without its tool calls: it cannot tell.
+        ([_said("")], None),
+        # Metadata after the answer changes nothing.
+        ([_said("Done."), {"$set": {"lastUpdated": "now"}}], True),
+    ],
+)
+def test_usage_says_whether_the_turn_is_closed(
+    lines: list[dict[str, Any]], closed: bool | None, tmp_path: Path
+) -> None:
+    """The token meter waits for a session file written late rather than count part of
+    the turn (the hooks say the turn ended before the file may have its last message)."""
+    transcript = tmp_path / "session.jsonl"
+    prompt = {"id": "u0", "type": "user", "content": [{"text": "go"}]}
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in [prompt, *lines]))
+    usage = transcript_usage(transcript)
+    assert usage is not None and usage.complete is closed
 
 
 def test_an_answer_drawn_without_its_marker_ends_the_finished_turn(tmp_path: Path) -> None:

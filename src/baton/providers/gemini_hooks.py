@@ -200,7 +200,8 @@ def transcript_usage(transcript: Path) -> Usage | None:
     """
     by_id: dict[str, dict[str, Any]] = {}
     model: str | None = None
-    for number, entry in enumerate(_transcript_entries(transcript)):
+    entries = _transcript_entries(transcript)
+    for number, entry in enumerate(entries):
         tokens = entry.get("tokens")
         if entry["type"] != "gemini" or not isinstance(tokens, dict):
             continue
@@ -225,4 +226,17 @@ def transcript_usage(transcript: Path) -> Usage | None:
         cached_input_tokens=counts["cached"],
         output_tokens=counts["output"],
         model=model,
+        complete=_turn_closed(entries),
     )
+
+
+def _turn_closed(entries: list[dict[str, Any]]) -> bool | None:
+    """Whether the latest turn is closed: its last line is the model's answer (text, no
+    tool calls). A user line (a prompt, a tool's result) or tool calls: more is coming.
+    None for a model message with neither text nor tool calls: Gemini CLI writes a
+    message calling tools first without them, then again with them, so it cannot tell."""
+    last = next((e for e in reversed(entries) if e["type"] in ("user", "gemini")), None)
+    if last is None or last["type"] == "user" or last.get("toolCalls"):
+        return False
+    content = last.get("content")
+    return True if isinstance(content, str) and content.strip() else None
