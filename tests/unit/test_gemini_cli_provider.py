@@ -255,13 +255,7 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     assert provider.turn_record(ctx) == TurnRecord(started=2, open=False)
     assert provider.status(resting, ctx) is TerminalStatus.COMPLETED
     assert provider.last_message(resting, ctx) == "The second answer."
-    assert provider.usage(ctx) == Usage(
-        input_tokens=3700,
-        cached_input_tokens=2400,
-        output_tokens=65,
-        model="gemini-2.5-flash",
-        complete=True,
-    )
+    assert provider.usage(ctx) == Usage(3700, 2400, 65, "gemini-2.5-flash", complete=True)
 
 
 def _said(content: str, **more: Any) -> dict[str, Any]:

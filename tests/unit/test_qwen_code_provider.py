@@ -262,13 +262,7 @@ def test_turns_usage_and_answer_from_the_clis_records(tmp_path: Path) -> None:
     # The Stop hook gave no message: the session file's last answer.
     assert provider.last_message(resting, ctx) == "The second answer."
     # Every request counts, a subagent's too; an OpenAI endpoint's output includes thoughts.
-    assert provider.usage(ctx) == Usage(
-        input_tokens=3700,
-        cached_input_tokens=2400,
-        output_tokens=60,
-        model="qwen3-coder-plus",
-        complete=True,
-    )
+    assert provider.usage(ctx) == Usage(3700, 2400, 60, "qwen3-coder-plus", complete=True)
 
 
 def _step(kind: str, **message: Any) -> dict[str, Any]:
