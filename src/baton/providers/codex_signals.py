@@ -143,6 +143,30 @@ _TASK_EDGES = ("task_started", "task_complete")
 _USAGE_LINES = ("token_count", "turn_context", *_TASK_EDGES)
 
 
+def _rollout_entries(home: Path, thread_id: str, kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The thread's rollout lines that name one of `kinds` (`"kind"` anywhere on the line),
+    parsed, in order; empty when there is no log for the thread or it cannot be read."""
+    path = _rollout_file(home, thread_id)
+    if path is None:
+        return []
+    needles = [f'"{kind}"' for kind in kinds]
+    entries: list[dict[str, Any]] = []
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if not any(needle in line for needle in needles):
+                    continue
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict):
+                    entries.append(entry)
+    except OSError:
+        return []
+    return entries
+
+
 def rollout_usage(home: Path, thread_id: str) -> Usage | None:
     """The thread's cumulative tokens (latest `token_count`), model (latest turn context),
     and whether its latest task has finished (`complete`: a `task_complete` after its
@@ -150,32 +174,19 @@ def rollout_usage(home: Path, thread_id: str) -> Usage | None:
 
     None when there is no log for the thread or it has no token count yet.
     """
-    path = _rollout_file(home, thread_id)
-    if path is None:
-        return None
     totals: dict[str, Any] | None = None
     model: str | None = None
     finished: bool | None = None
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if not any(f'"{kind}"' in line for kind in _USAGE_LINES):
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    continue
-                kind, payload = entry.get("type"), entry.get("payload") or {}
-                if kind == "turn_context" and isinstance(payload.get("model"), str):
-                    model = payload["model"]
-                elif payload.get("type") in _TASK_EDGES:
-                    finished = payload["type"] == "task_complete"
-                elif payload.get("type") == "token_count":
-                    info = payload.get("info") or {}
-                    if isinstance(info.get("total_token_usage"), dict):
-                        totals = info["total_token_usage"]
-    except OSError:
-        return None
+    for entry in _rollout_entries(home, thread_id, _USAGE_LINES):
+        kind, payload = entry.get("type"), entry.get("payload") or {}
+        if kind == "turn_context" and isinstance(payload.get("model"), str):
+            model = payload["model"]
+        elif payload.get("type") in _TASK_EDGES:
+            finished = payload["type"] == "task_complete"
+        elif payload.get("type") == "token_count":
+            info = payload.get("info") or {}
+            if isinstance(info.get("total_token_usage"), dict):
+                totals = info["total_token_usage"]
     if totals is None:
         return None
     return Usage.from_json(
@@ -194,23 +205,11 @@ def rollout_last_message(home: Path, thread_id: str) -> str | None:
 
     None when there is no log for the thread or its latest task has not finished.
     """
-    path = _rollout_file(home, thread_id)
-    if path is None:
-        return None
     message: str | None = None
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if '"task_complete"' not in line and '"task_started"' not in line:
-                    continue
-                try:
-                    payload = json.loads(line).get("payload") or {}
-                except ValueError:
-                    continue
-                if payload.get("type") == "task_started":
-                    message = None
-                elif payload.get("type") == "task_complete":
-                    message = payload.get("last_agent_message")
-    except OSError:
-        return None
+    for entry in _rollout_entries(home, thread_id, _TASK_EDGES):
+        payload = entry.get("payload") or {}
+        if payload.get("type") == "task_started":
+            message = None
+        elif payload.get("type") == "task_complete":
+            message = payload.get("last_agent_message")
     return message
