@@ -9,16 +9,16 @@ terminal never silences the user's notifications.
 
 Like `hook_recorder`, it is run as a script in isolated mode without `site`, so it
 imports nothing but the standard library: about 15 ms a turn instead of the 100 ms of
-`python -m baton…` (which still works, for a Codex started by an older server). The line
-is one `write` on an `O_APPEND` descriptor (mode 0600), so records never interleave.
+`python -m baton…` (which still works, for a Codex started by an older server); and as
+there, the payload is folded onto one line, not parsed, and `subprocess` is imported only
+for a user's own notify command. The line is one `write` on an `O_APPEND` descriptor
+(mode 0600), so records never interleave.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import subprocess
 import sys
 
 __all__ = ["NOTIFY_FILE", "main"]
@@ -32,22 +32,30 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         return 0
     runtime_dir, chained, payload = argv[0], argv[1:-1], argv[-1]
-    try:
-        record = json.loads(payload)
-    except ValueError:
-        record = {"raw": payload}
     with contextlib.suppress(OSError):
         os.makedirs(runtime_dir, mode=0o700, exist_ok=True)
         os.chmod(runtime_dir, 0o700)
-        _append_line(os.path.join(runtime_dir, NOTIFY_FILE), record)
+        _append_line(os.path.join(runtime_dir, NOTIFY_FILE), _one_line(payload))
     if chained:
+        import subprocess  # only for the user's own notify command
+
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([*chained, payload], check=False, timeout=60)
     return 0
 
 
-def _append_line(path: str, record: object) -> None:
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+def _one_line(payload: str) -> bytes:
+    """The payload as one JSON line: an object folded (its line breaks are whitespace
+    between tokens), anything else kept as a string under `raw`."""
+    text = payload.replace("\r", "").replace("\n", "").strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        import json  # only for a payload Codex never sends
+
+        text = json.dumps({"raw": payload}, ensure_ascii=False)
+    return (text + "\n").encode("utf-8", "surrogateescape")
+
+
+def _append_line(path: str, line: bytes) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(descriptor, line)
