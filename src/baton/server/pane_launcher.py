@@ -3,8 +3,8 @@
     python -I -S pane_launcher.py <gate file> <env file>
 
 The pane's environment (API keys included), working directory and command travel in
-`<env file>`, a JSON object `{"environment": {…}, "directory": "…", "argv": […],
-"preface": "…", "nice": N}` in the terminal's private runtime directory (0600), never on
+`<env file>`, a dict `{"environment": {…}, "directory": "…", "argv": […], "preface": "…",
+"nice": N}` in the terminal's private runtime directory (0600), never on
 a command line where `ps` would show the environment to every user, nor to tmux, which would
 expand `#(…)` and `#{…}` in a directory name and read an argument ending in `;` as the
 end of its command (the rest of the command line as another tmux command). The launcher
@@ -21,13 +21,16 @@ each session as one group (autogroup) a process's nice value only ranks it withi
 group: so the group's nice value is set too.
 
 Standard library only and run by path with `-S`: it starts in a few milliseconds and
-works whatever the pane's Python path is.
+works whatever the pane's Python path is. The file is in `marshal`'s format, not JSON:
+`json` would pull in `re` and `enum`, more than half of the launcher's start, in every
+pane; the server writes it (`encode_launch`) with the very interpreter the launcher runs
+on, minutes at most before it is read, into a directory only it and its panes can open.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import marshal
 import os
 import sys
 import time
@@ -47,17 +50,24 @@ def _wait_for_gate(gate: str) -> None:
         os.unlink(gate)
 
 
+def encode_launch(launch: dict[str, object]) -> bytes:
+    """The env file's bytes for `launch` (what `_read_launch` reads back)."""
+    return marshal.dumps(launch)
+
+
 def _read_launch(env_file: str) -> tuple[dict[str, str], str, list[str], str, int]:
     """The extra environment, working directory, command, preface and priority the
     server wrote."""
     try:
-        with open(env_file, encoding="utf-8") as handle:
-            launch = json.load(handle)
+        with open(env_file, "rb") as handle:
+            launch = marshal.load(handle)
+    except (EOFError, TypeError) as error:
+        raise ValueError(f"the environment file is unreadable: {error}") from None
     finally:
         with contextlib.suppress(OSError):
             os.unlink(env_file)
     if not isinstance(launch, dict):
-        raise ValueError("the environment file is not a JSON object")
+        raise ValueError("the environment file does not hold a launch")
     extra, directory, command = (
         launch.get("environment"),
         launch.get("directory"),

@@ -11,7 +11,6 @@ never sees").
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -144,21 +143,21 @@ def _gated_command(launch: PaneLaunch, nice: int) -> tuple[Path, list[str]]:
     env, working directory, preface and priority (`nice` steps below the server's) to it
     (tmux sees only Baton's own paths)."""
     gate_file = launch.gate_file
-    env_file = gate_file.with_name(gate_file.name + ".env.json")
+    env_file = gate_file.with_name(gate_file.name + ".env")
     private_dir(env_file.parent)
     pane_env = {
         key: value
         for key, value in launch.env.items()
         if key and key not in _ENV_SKIP and "=" not in key and "\0" not in key + value
     }
-    document = {
+    document: dict[str, object] = {
         "environment": pane_env,
         "directory": str(launch.working_directory),
         "argv": list(launch.argv),
         "preface": launch.preface,
         "nice": nice,
     }
-    write_private(env_file, json.dumps(document))
+    write_private(env_file, pane_launcher.encode_launch(document))
     gated = [sys.executable, "-I", "-S", str(_LAUNCHER), str(gate_file), str(env_file)]
     return env_file, gated
 

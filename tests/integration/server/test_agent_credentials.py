@@ -83,7 +83,7 @@ def test_no_agent_process_tmux_or_file_holds_the_master_token(
     for path in server.state_dir.rglob("*"):
         if path.is_file() and not path.is_socket():
             assert MASTER.encode() not in path.read_bytes(), path
-    assert not list(server.state_dir.rglob("*.env.json"))  # the launcher took its env file
+    assert not list(server.state_dir.rglob("*.env"))  # the launcher took its env file
     # The server's own environment is not readable by the agents (same user) either;
     # root reads it anyway, so this is only seen as an ordinary user.
     assert server.process is not None
