@@ -269,6 +269,30 @@ def test_a_push_leaves_the_clones_remote_refs_to_the_locked_fetch(
     assert remote_sha(clone, "baton/clamp") == sha
 
 
+def test_a_clone_a_killed_job_left_half_made_is_made_again(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A host lost mid-`git clone` leaves `.git` with only its first files (and, now, a
+    partial clone beside the place); the next job on the host clones afresh instead of
+    failing every fetch. The work root sits inside another repository: a half-made clone
+    must not be taken for it."""
+    url, base = remote
+    work_root = tmp_path / "outer" / "host"
+    work_root.mkdir(parents=True)
+    _git(tmp_path / "outer", "init", "-q", "-b", "main")
+    digest = hashlib.sha256(str(url).encode()).hexdigest()[:12]
+    half = work_root / "repos" / digest / ".git"
+    (half / "hooks").mkdir(parents=True)
+    (half / "description").write_text("Unnamed repository\n")
+    partial = work_root / "repos" / f".{digest}.partial"
+    (partial / ".git").mkdir(parents=True)
+    clone = host_clone(str(url), work_root)
+    assert clone == half.parent
+    assert _git(clone, "rev-parse", "origin/main") == base
+    assert not partial.exists()
+    assert host_clone(str(url), work_root) == clone  # and fetched the next time
+
+
 def test_a_new_worktree_waits_for_the_fetch_beside_it(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:

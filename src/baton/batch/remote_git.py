@@ -66,20 +66,41 @@ def clone_lock(clone: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def host_clone(url: str, work_root: Path) -> Path:
-    """This host's clone of the remote (made once, fetched on every call); its path."""
+    """This host's clone of the remote (made once, fetched on every call); its path.
+
+    The clone is made beside its place and renamed into it once complete: a job killed
+    mid-clone (its host lost) leaves no half-made repository that every later job on the
+    host would fail to fetch into. One an older run left half-made is made again.
+    """
     digest = hashlib.sha256(url.encode()).hexdigest()[:12]
     clone = work_root / "repos" / digest
     with clone_lock(clone):
-        if not (clone / ".git").is_dir():
-            shutil.rmtree(clone, ignore_errors=True)  # a clone a killed job left half-made
-            clone.parent.mkdir(parents=True, exist_ok=True)
-            git(clone.parent, "clone", "-q", "--no-checkout", url, clone.name)
-        else:
+        if (clone / ".git").is_dir() and not _is_repository(clone):
+            shutil.rmtree(clone)
+        if (clone / ".git").is_dir():
             git(clone, "fetch", "-q", "--prune", "origin")
+        else:
+            _clone_into_place(url, clone)
         if not git(clone, "config", "user.email", check=False):
             git(clone, "config", "user.name", "Baton")
             git(clone, "config", "user.email", f"baton@{socket.gethostname()}")
     return clone
+
+
+def _is_repository(clone: Path) -> bool:
+    """Whether git reads `clone` as a repository of its own (a half-made one it does not)."""
+    found = git(clone, "rev-parse", "--absolute-git-dir", check=False)
+    return bool(found) and Path(found) == (clone / ".git").resolve()
+
+
+def _clone_into_place(url: str, clone: Path) -> None:
+    """`git clone` beside `clone`, renamed into place once complete (under the clone lock)."""
+    partial = clone.with_name(f".{clone.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)  # one a killed job left
+    shutil.rmtree(clone, ignore_errors=True)  # a directory with no repository in it
+    clone.parent.mkdir(parents=True, exist_ok=True)
+    git(clone.parent, "clone", "-q", "--no-checkout", url, partial.name)
+    partial.rename(clone)
 
 
 def remote_sha(clone: Path, branch: str) -> str | None:
