@@ -12,16 +12,18 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from tests.support.host_job import dump_job
 from tests.support.run_env import RUN_VARIABLES
 from tests.support.server import kill_marked_processes
 from tests.support.waiting import wait_until
 
-from baton.batch.host_server import stop_host_server
+from baton.batch.host_server import HostServerKeeper, ensure_host_server, stop_host_server
 from baton.batch.job import FeatureJob, FeatureOutcome, RemoteSpec, run_feature_job
 from baton.batch.lease import current_lease
 from baton.batch.remote_git import CHECKPOINT_TRAILER, push_fenced, snapshot
@@ -279,3 +281,49 @@ def test_a_stale_holder_coming_back_is_fenced_and_stops_its_loop(cluster: Cluste
     assert results and results[0].status == "PASS", results
     assert cluster.changed("clamp") == ["textkit/clamp.py"]
     assert CHECKPOINT_TRAILER not in cluster._git("log", "-1", "--format=%B", "baton/clamp")
+
+
+def test_a_hosts_server_killed_mid_loop_is_started_again_and_the_loop_passes(
+    cluster: Cluster,
+) -> None:
+    """The host stays up but its `baton serve` dies: the job starts it again on the same
+    port, the new server adopts the agents, and the loop goes on to PASS within its
+    outage wait (the default, ten minutes, would have held the lease all that time)."""
+    results: list[FeatureOutcome] = []
+    job = threading.Thread(
+        target=lambda: results.append(run_feature_job(cluster.job("clamp", "a")))
+    )
+    job.start()
+    try:
+        _wait_for(lambda: cluster.remote_state("clamp").get("current_phase") == "programmer")
+        record_file = cluster.hosts["a"] / "server.json"
+        before = json.loads(record_file.read_text())
+        os.kill(before["pid"], signal.SIGKILL)
+        job.join(timeout=300)
+    finally:
+        if job.is_alive():
+            kill_marked_processes(cluster.marker)
+            job.join(timeout=60)
+    assert results and results[0].status == "PASS", results
+    after = json.loads(record_file.read_text())
+    assert after["port"] == before["port"] and after["pid"] != before["pid"]
+    assert cluster.changed("clamp") == ["textkit/clamp.py"]
+    on_a = cluster.worktree("a", "clamp")
+    assert CLAMP_TURNS <= len(_prompts(on_a)) <= CLAMP_TURNS + 1  # the turn in flight, at most
+    log = (on_a / ".tmp" / "batch-run.log").read_text()
+    assert "not answering; waiting up to" in log  # the loop did see the outage
+
+
+def test_a_hosts_server_stopped_on_purpose_stays_stopped(tmp_path: Path) -> None:
+    work_root = tmp_path / "host"
+    try:
+        url = ensure_host_server(work_root)
+        with HostServerKeeper(work_root, interval=0.05) as keeper:
+            stop_host_server(work_root)
+            time.sleep(1.0)  # twenty looks
+        assert keeper.restarts == 0
+        assert not (work_root / "server.json").exists()
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"{url}/health", timeout=2)
+    finally:
+        stop_host_server(work_root)

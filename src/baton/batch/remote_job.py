@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from baton.batch.host_forks import host_fork_server
-from baton.batch.host_server import ensure_host_server
+from baton.batch.host_server import HostServerKeeper, ensure_host_server
 from baton.batch.job import (
     DEFAULT_STATE_FILE_NAME,
     FeatureJob,
@@ -185,7 +185,10 @@ class _HostRun:
         self.local = dataclasses.replace(self.local, env={**self.job.env, **gate})
         launcher = host_fork_server(self.work_root)
         try:
-            with _CheckpointWatcher(self._tick, self.local.state_file):
+            with (
+                _CheckpointWatcher(self._tick, self.local.state_file),
+                HostServerKeeper(self.work_root),
+            ):
                 outcome, closing = run_local(
                     self.local,
                     on_progress,
