@@ -211,10 +211,13 @@ def test_a_host_killed_mid_loop_is_resumed_on_another_host_redoing_at_most_one_t
         os.killpg(driver.pid, signal.SIGKILL)  # its `baton run` (a session of its own)
     saved = cluster.remote_state("clamp")
     assert saved["final_status"] == "RUNNING"
+    # Only the job and its loop died: host a's server still runs the agents it left.
+    assert _sessions(cluster.hosts["a"]) == [saved["session_name"]]
 
     outcome = run_feature_job(cluster.job("clamp", "b", ttl=5.0))
 
     assert outcome.status == "PASS", outcome
+    _wait_for(lambda: _sessions(cluster.hosts["a"]) == [], timeout=30)  # closed by host b
     assert cluster.changed("clamp") == ["textkit/clamp.py"]
     lease = current_lease(cluster.store, "clamp")
     assert lease is not None and lease.epoch == 2 and lease.released
@@ -235,6 +238,14 @@ def test_a_host_killed_mid_loop_is_resumed_on_another_host_redoing_at_most_one_t
     assert sent_by_b, "host b sent no turn at all"
     redone = len(_prompts(on_a)) + len(sent_by_b) - CLAMP_TURNS
     assert 0 <= redone <= 1, (sorted(_prompts(on_a)), sorted(sent_by_b))
+
+
+def _sessions(work_root: Path) -> list[str]:
+    """The agents' sessions on a host's `baton serve` now."""
+    port = json.loads((work_root / "server.json").read_text())["port"]
+    listed = httpx.get(f"http://127.0.0.1:{port}/sessions", timeout=10)
+    listed.raise_for_status()
+    return [session["name"] for session in listed.json()]
 
 
 def _stop_host(process: subprocess.Popen[bytes], driver_pid: int, sig: int) -> None:

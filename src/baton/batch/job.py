@@ -243,16 +243,25 @@ def close_session(job: FeatureJob) -> None:
 
 def close_session_of(state_file: Path, api: str | None, token: str | None) -> None:
     """`DELETE /sessions/{name}` for the session a state file names; quiet on any failure."""
+    session = session_of(state_file)
+    if session and api:
+        delete_session(api, session, token)
+
+
+def session_of(state_file: Path) -> str:
+    """The agents' session a state file names ("" when none, or unreadable)."""
     try:
-        session = str(read_state_json(state_file).get("session_name") or "")
+        return str(read_state_json(state_file).get("session_name") or "")
     except (StateFileError, OSError):
-        return
-    if not session or not api:
-        return
+        return ""
+
+
+def delete_session(api: str, session: str, token: str | None, timeout: float = 30.0) -> None:
+    """`DELETE /sessions/{session}` on the server at `api`; quiet on any failure."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     with contextlib.suppress(httpx.HTTPError):
         url = f"{api.rstrip('/')}/sessions/{session}"
-        httpx.delete(url, headers=headers, timeout=30, verify=tls_verify_for(url))
+        httpx.delete(url, headers=headers, timeout=timeout, verify=tls_verify_for(url))
 
 
 Launch = Callable[[Sequence[str], Mapping[str, str], str, BinaryIO], LoopProcess]

@@ -35,11 +35,13 @@ from baton.batch.job import (
     Progress,
     RemoteSpec,
     close_session,
+    delete_session,
     read_progress,
     run_local,
+    session_of,
 )
 from baton.batch.lease import Lease, current_lease, take_lease
-from baton.batch.remote_batch import place_path
+from baton.batch.remote_batch import place_path, read_place
 from baton.batch.remote_git import checkout_feature, host_clone, push_fenced, snapshot, write_mark
 from baton.batch.worktrees import git
 from baton.errors import BatonError, GitCommitError, LeaseBusy, LeaseLost, StateFileError
@@ -62,6 +64,7 @@ _FINAL = (FinalStatus.PASS.value, FinalStatus.FAIL.value)
 _STOP_CHECK_SECONDS = 0.25  # how often the job asks whether to stop its loop
 _WANT_POLL_SECONDS = 0.05  # how often a job without its doorbell looks for a checkpoint wanted
 _WANT_RECHECK_SECONDS = 1.0  # ... and one with it, in case a ring was lost
+_CLOSE_LEFT_BEHIND_SECONDS = 10.0  # for another host's server to close a lost holder's session
 
 Closer = Callable[[], None]
 
@@ -180,6 +183,7 @@ class _HostRun:
         self.local = dataclasses.replace(
             self.job, repo_root=str(clone), worktree=str(self.worktree), remote=None
         )
+        self._close_left_behind(api)
         self._write_place(api)
         gate = {"API": api, GATE_VARIABLE: str(self.local.state_file)}
         self.local = dataclasses.replace(self.local, env={**self.job.env, **gate})
@@ -207,6 +211,26 @@ class _HostRun:
             return lost, (None if self._new_holder_is_here() else closer)
         final = outcome.status in _FINAL
         return outcome, (closer if (closing or final) and not self.job.keep_agents else None)
+
+    def _close_left_behind(self, api: str) -> None:
+        """Close the agents a holder on another host left there (its job lost with its
+        node's Ray processes, its server and agents still up): that holder's session, as
+        the restored state names it, on that host's server; in the background, as that
+        host may be gone. A holder on this very host shares this server and its agents.
+        """
+        before = read_place(str(self.store), self.job.name)
+        session = session_of(self.local.state_file)
+        if before is None or not session or before.api == api:
+            return
+        if before.epoch >= self.lease.epoch:
+            return  # not a holder before this one
+        token = self.job.env.get("BATON_TOKEN")
+        threading.Thread(
+            target=delete_session,
+            args=(before.api, session, token, _CLOSE_LEFT_BEHIND_SECONDS),
+            name="close-left-behind",
+            daemon=True,
+        ).start()
 
     def _write_place(self, api: str) -> None:
         """Where the loop runs, for the driver's cockpit (its host, server and state file)."""
