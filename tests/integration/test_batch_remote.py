@@ -338,3 +338,42 @@ def test_a_hosts_server_stopped_on_purpose_stays_stopped(tmp_path: Path) -> None
             httpx.get(f"{url}/health", timeout=2)
     finally:
         stop_host_server(work_root)
+
+
+def test_a_remote_briefly_out_of_reach_when_the_job_starts_costs_no_feature(
+    cluster: Cluster,
+) -> None:
+    """The shared remote is gone for a moment (a remounted share): the job's first clone
+    fails, is tried again, and the feature runs to PASS instead of ending in error."""
+    away = cluster.remote.with_name("remote-away.git")
+    cluster.remote.rename(away)
+    back = threading.Timer(1.5, away.rename, [cluster.remote])
+    back.start()
+    try:
+        outcome = run_feature_job(cluster.job("clamp", "a"))
+    finally:
+        back.join()
+    assert outcome.status == "PASS", outcome
+    assert cluster.changed("clamp") == ["textkit/clamp.py"]
+
+
+def test_a_final_push_refused_once_is_pushed_again(cluster: Cluster) -> None:
+    """The remote fails the push of the result once (it was out of reach just then): the
+    job pushes it again and the feature ends PASS on its real commit, not in error."""
+    hook = cluster.remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "while read old new ref; do\n"
+        f'  if ! git log -1 --format=%B "$new" | grep -q {CHECKPOINT_TRAILER} '
+        '&& [ ! -e "$GIT_DIR/refused-once" ]; then\n'
+        '    touch "$GIT_DIR/refused-once"; echo "the remote is unreachable" >&2; exit 1\n'
+        "  fi\n"
+        "done\n"
+    )
+    hook.chmod(0o755)
+    outcome = run_feature_job(cluster.job("clamp", "a"))
+    assert outcome.status == "PASS", outcome
+    assert (cluster.remote / "refused-once").exists()  # the result's push was refused once
+    tip = cluster.branch("clamp")
+    assert CHECKPOINT_TRAILER not in cluster._git("log", "-1", "--format=%B", tip)
+    assert cluster.changed("clamp") == ["textkit/clamp.py"]

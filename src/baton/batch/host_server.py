@@ -94,14 +94,25 @@ class HostServerKeeper:
             if not record or alive(record["pid"]):
                 continue
             try:
-                url = ensure_host_server(self.work_root)
+                url = _start_again(self.work_root, record["pid"])
             except (ApiUnreachableError, OSError) as error:
                 logger.warning("this host's baton serve died and did not start again: %s", error)
                 continue
-            self.restarts += 1
-            logger.warning(
-                "this host's baton serve (pid %d) died; started again at %s", record["pid"], url
-            )
+            if url is not None:
+                self.restarts += 1
+                logger.warning(
+                    "this host's baton serve (pid %d) died; started again at %s", record["pid"], url
+                )
+
+
+def _start_again(work_root: Path, dead: int) -> str | None:
+    """Start the server again if the record still names the dead `dead` (under the lock
+    `stop_host_server` takes too: a server stopped on purpose is not brought back)."""
+    with exclusive_lock(work_root / "server.lock"):
+        record = _record(work_root)
+        if record.get("pid") != dead or alive(dead):
+            return None
+        return _start(work_root, record["port"])
 
 
 def _start(work_root: Path, port: int | None = None) -> str:
@@ -136,11 +147,14 @@ def _start(work_root: Path, port: int | None = None) -> str:
 def stop_host_server(work_root: Path) -> None:
     """Stop this host's server, if any, its tmux server (every agent left in it) and its
     fork servers (every loop left in them)."""
-    record = _record(work_root)
+    record = {}
+    if work_root.is_dir():
+        with exclusive_lock(work_root / "server.lock"):
+            record = _record(work_root)
+            with contextlib.suppress(OSError):
+                (work_root / _RECORD).unlink()  # first: no keeper starts it again
     if record:
         end(record["pid"])
-        with contextlib.suppress(OSError):
-            (work_root / _RECORD).unlink()
     stop_host_forks(work_root)
     sockets = socket_dir(work_root)
     subprocess.run(

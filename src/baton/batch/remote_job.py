@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from baton.batch.host_forks import host_fork_server
 from baton.batch.host_server import HostServerKeeper, ensure_host_server
@@ -64,9 +65,11 @@ _FINAL = (FinalStatus.PASS.value, FinalStatus.FAIL.value)
 _STOP_CHECK_SECONDS = 0.25  # how often the job asks whether to stop its loop
 _WANT_POLL_SECONDS = 0.05  # how often a job without its doorbell looks for a checkpoint wanted
 _WANT_RECHECK_SECONDS = 1.0  # ... and one with it, in case a ring was lost
+_REMOTE_RETRY_SECONDS = (1.0, 3.0, 9.0)  # waits before trying an unreachable remote again
 _CLOSE_LEFT_BEHIND_SECONDS = 10.0  # for another host's server to close a lost holder's session
 
 Closer = Callable[[], None]
+T = TypeVar("T")
 
 
 def _run_dir(store: Path, feature: str) -> Path:
@@ -119,6 +122,20 @@ def run_on_host(
         lease.release()
 
 
+def _reaching_the_remote(step: Callable[[], T], should_stop: Callable[[], bool]) -> T:
+    """`step` (git against the shared remote), tried again while the remote is briefly out
+    of reach (a network blip, a remounted share): an overnight batch loses no feature to
+    one. The last failure is raised (the feature then ends in error)."""
+    for delay in _REMOTE_RETRY_SECONDS:
+        try:
+            return step()
+        except GitCommitError:
+            if should_stop():
+                raise
+        time.sleep(delay)
+    return step()
+
+
 def _where(state_file: Path) -> str:
     """`round 1, programmer` for a checkpoint's message."""
     try:
@@ -162,6 +179,9 @@ class _HostRun:
         if self.lost is None:
             self.lost = why
 
+    def _has_lost(self) -> bool:
+        return self.lost is not None
+
     def run(
         self, on_progress: Callable[[Progress], None] | None, should_stop: Callable[[], bool]
     ) -> tuple[FeatureOutcome, Closer | None]:
@@ -173,7 +193,10 @@ class _HostRun:
             return stored[0], None  # else a holder died before its final push: finish it
         self.lease.start_heartbeat(self._lose)
         try:
-            clone = host_clone(self.spec.url, self.work_root)
+            clone = _reaching_the_remote(
+                lambda: host_clone(self.spec.url, self.work_root),
+                lambda: self._has_lost() or should_stop(),
+            )
             api = ensure_host_server(self.work_root)
             self.expected = checkout_feature(
                 clone, self.worktree, self.job.branch, self.job.base, DEFAULT_STATE_FILE_NAME
@@ -284,14 +307,20 @@ class _HostRun:
     def _finish(self, outcome: FeatureOutcome) -> FeatureOutcome:
         """Checkpoint the saved state; on PASS/FAIL the real branch, evidence and outcome."""
         try:
-            self._checkpoint(f"{outcome.status} in round {outcome.progress.round}")
+            label = f"{outcome.status} in round {outcome.progress.round}"
+            _reaching_the_remote(lambda: self._checkpoint(label), self._has_lost)
             if outcome.status not in _FINAL:
                 return outcome
             self._store_evidence()
             head = git(self.worktree, "rev-parse", "HEAD")
             self._store_outcome(outcome, head)  # first: a rerun then only redoes the push
             self.lease.check()
-            push_fenced(self.worktree, self.job.branch, head, self.expected, self.spec.url)
+            _reaching_the_remote(
+                lambda: push_fenced(
+                    self.worktree, self.job.branch, head, self.expected, self.spec.url
+                ),
+                self._has_lost,
+            )
             self.expected = head
             write_mark(self.worktree, head)
         except LeaseLost as error:
