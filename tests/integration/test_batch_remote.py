@@ -377,3 +377,31 @@ def test_a_final_push_refused_once_is_pushed_again(cluster: Cluster) -> None:
     tip = cluster.branch("clamp")
     assert CHECKPOINT_TRAILER not in cluster._git("log", "-1", "--format=%B", tip)
     assert cluster.changed("clamp") == ["textkit/clamp.py"]
+
+
+def test_a_job_killed_and_run_again_on_the_same_host_keeps_its_agents(cluster: Cluster) -> None:
+    """The job dies but its host does not: run again there, it resumes with the agents its
+    loop left on the host's server (the same terminals), which it must not take for
+    another holder's left-behind session and close."""
+    process, _outcome_file = cluster.start_host(cluster.job("clamp", "a", ttl=3.0), "a")
+    try:
+        _wait_for(lambda: cluster.remote_state("clamp").get("current_phase") == "programmer")
+        driver = current_driver(cluster.worktree("a", "clamp") / ".tmp" / DEFAULT_STATE_FILE_NAME)
+        assert driver is not None
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the job dies, its host's server does not
+        process.wait(timeout=30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(driver.pid, signal.SIGKILL)  # its `baton run` (a session of its own)
+    saved = cluster.remote_state("clamp")
+    assert _sessions(cluster.hosts["a"]) == [saved["session_name"]]
+
+    outcome = run_feature_job(cluster.job("clamp", "a", ttl=3.0))
+
+    assert outcome.status == "PASS", outcome
+    state = json.loads(
+        (cluster.worktree("a", "clamp") / ".tmp" / DEFAULT_STATE_FILE_NAME).read_text()
+    )
+    assert state["session_name"] == saved["session_name"]
+    assert state["terminals"] == saved["terminals"]  # adopted, not started again
+    assert all(count == 0 for count in state.get("restarts", {}).values()), state["restarts"]
