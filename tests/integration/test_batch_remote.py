@@ -199,16 +199,7 @@ def test_a_host_killed_mid_loop_is_resumed_on_another_host_redoing_at_most_one_t
     # Pushes slower than the agents' turns: only a loop that waits for each checkpoint
     # before its next prompt loses no more than the turn in flight.
     cluster.slow_pushes(1.0)
-    process, _outcome_file = cluster.start_host(cluster.job("clamp", "a", ttl=5.0), "a")
-    try:
-        _wait_for(lambda: cluster.remote_state("clamp").get("current_phase") == "programmer")
-        driver = current_driver(cluster.worktree("a", "clamp") / ".tmp" / DEFAULT_STATE_FILE_NAME)
-        assert driver is not None
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)  # the host dies: its job and all under it
-        process.wait(timeout=30)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(driver.pid, signal.SIGKILL)  # its `baton run` (a session of its own)
+    _kill_job_mid_loop(cluster, ttl=5.0)  # the host dies: its job, all under it, its loop
     saved = cluster.remote_state("clamp")
     assert saved["final_status"] == "RUNNING"
     # Only the job and its loop died: host a's server still runs the agents it left.
@@ -238,6 +229,21 @@ def test_a_host_killed_mid_loop_is_resumed_on_another_host_redoing_at_most_one_t
     assert sent_by_b, "host b sent no turn at all"
     redone = len(_prompts(on_a)) + len(sent_by_b) - CLAMP_TURNS
     assert 0 <= redone <= 1, (sorted(_prompts(on_a)), sorted(sent_by_b))
+
+
+def _kill_job_mid_loop(cluster: Cluster, ttl: float) -> None:
+    """Host a's job for clamp, SIGKILLed with its loop once the programmer phase is
+    checkpointed; its host's server and agents (detached) stay."""
+    process, _outcome_file = cluster.start_host(cluster.job("clamp", "a", ttl=ttl), "a")
+    try:
+        _wait_for(lambda: cluster.remote_state("clamp").get("current_phase") == "programmer")
+        driver = current_driver(cluster.worktree("a", "clamp") / ".tmp" / DEFAULT_STATE_FILE_NAME)
+        assert driver is not None
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the job and all under it
+        process.wait(timeout=30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(driver.pid, signal.SIGKILL)  # its `baton run` (a session of its own)
 
 
 def _sessions(work_root: Path) -> list[str]:
@@ -383,16 +389,7 @@ def test_a_job_killed_and_run_again_on_the_same_host_keeps_its_agents(cluster: C
     """The job dies but its host does not: run again there, it resumes with the agents its
     loop left on the host's server (the same terminals), which it must not take for
     another holder's left-behind session and close."""
-    process, _outcome_file = cluster.start_host(cluster.job("clamp", "a", ttl=3.0), "a")
-    try:
-        _wait_for(lambda: cluster.remote_state("clamp").get("current_phase") == "programmer")
-        driver = current_driver(cluster.worktree("a", "clamp") / ".tmp" / DEFAULT_STATE_FILE_NAME)
-        assert driver is not None
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)  # the job dies, its host's server does not
-        process.wait(timeout=30)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(driver.pid, signal.SIGKILL)  # its `baton run` (a session of its own)
+    _kill_job_mid_loop(cluster, ttl=3.0)  # the job dies, its host's server does not
     saved = cluster.remote_state("clamp")
     assert _sessions(cluster.hosts["a"]) == [saved["session_name"]]
 
