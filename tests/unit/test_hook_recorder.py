@@ -2,7 +2,7 @@
 
 Both sit on every handoff's path (a CLI waits for its prompt hook before it asks the
 model), so besides what they write, the tests hold what they import: a start that pulls
-in `json` (and with it `re` and `enum`) is about twice as slow.
+in `json` (and with it `re` and `enum`) takes 40 ms against 23 here.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_the_launcher_takes_the_environment_and_execs_without_importing_json(
     tmp_path: Path,
 ) -> None:
     """As a pane runs it: the command runs in the directory with the extra environment.
-    `json` (and the `re` and `enum` it pulls in) would double the start of every pane."""
+    `json` (and the `re` and `enum` it pulls in) would add to the start of every pane."""
     gate, env_file = tmp_path / "gate", tmp_path / "gate.env"
     gate.touch()
     probe = "import os, sys; print(os.getcwd(), os.environ['BATON_PROBE'], sorted(sys.modules))"

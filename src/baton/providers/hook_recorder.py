@@ -6,7 +6,7 @@ a few milliseconds after it fires, where `python -m baton…` (site-packages, th
 package) takes ten times longer, up to a second on a loaded machine, during which the
 turn still reads open. Claude Code waits for the prompt's hook before it asks the model,
 so this start is on every handoff's path: the event is not parsed either (`json` pulls in
-`re` and `enum`, two thirds of the start), only folded onto one line (`one_line`). It
+`re` and `enum`: 40 ms against 23 here), only folded onto one line (`one_line`). It
 therefore imports nothing from Baton and repeats `baton.private.append_json_line`'s one
 rule: one `write` on an `O_APPEND` descriptor (mode 0600), so concurrent hooks never
 interleave. It prints nothing (a hook's stdout is read as a decision), always exits 0.

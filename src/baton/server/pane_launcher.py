@@ -22,7 +22,7 @@ group: so the group's nice value is set too.
 
 Standard library only and run by path with `-S`: it starts in a few milliseconds and
 works whatever the pane's Python path is. The file is in `marshal`'s format, not JSON:
-`json` would pull in `re` and `enum`, more than half of the launcher's start, in every
+`json` would pull in `re` and `enum` (8 ms more of a start measured at 28), in every
 pane; the server writes it (`encode_launch`) with the very interpreter the launcher runs
 on, minutes at most before it is read, into a directory only it and its panes can open.
 """
