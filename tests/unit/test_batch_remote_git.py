@@ -293,6 +293,20 @@ def test_a_clone_a_killed_job_left_half_made_is_made_again(
     assert host_clone(str(url), work_root) == clone  # and fetched the next time
 
 
+def test_a_clone_under_a_symlinked_work_root_is_kept(
+    tmp_path: Path, remote: tuple[Path, str]
+) -> None:
+    """A work root reached through a symlink: the clone is its own repository, kept and
+    fetched, never taken for a half-made one and made again (worktrees hang off it)."""
+    url, _ = remote
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    clone = host_clone(str(url), tmp_path / "link" / "host")
+    (clone / ".git" / "kept").write_text("")
+    assert host_clone(str(url), tmp_path / "link" / "host") == clone
+    assert (clone / ".git" / "kept").exists()
+
+
 def test_a_new_worktree_waits_for_the_fetch_beside_it(
     tmp_path: Path, remote: tuple[Path, str]
 ) -> None:

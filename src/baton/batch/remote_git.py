@@ -90,7 +90,7 @@ def host_clone(url: str, work_root: Path) -> Path:
 def _is_repository(clone: Path) -> bool:
     """Whether git reads `clone` as a repository of its own (a half-made one it does not)."""
     found = git(clone, "rev-parse", "--absolute-git-dir", check=False)
-    return bool(found) and Path(found) == (clone / ".git").resolve()
+    return bool(found) and Path(found).resolve() == (clone / ".git").resolve()
 
 
 def _clone_into_place(url: str, clone: Path) -> None:
